@@ -1,0 +1,65 @@
+"""Runtime helpers that make agent tool calls execute once.
+
+Standard library only, and names are resolved lazily so that ``import dupguard.runtime``
+costs almost nothing and never imports libcst or any agent framework.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    # errors
+    "DupguardError": "errors",
+    "IdempotencyInProgress": "errors",
+    "IdempotencyPayloadMismatch": "errors",
+    "IdempotencyKeyMissing": "errors",
+    "ConcurrentInvocationError": "errors",
+    "ToolCallIdReused": "errors",
+    "ToolLimitExceeded": "errors",
+    "StaleBatchError": "errors",
+    "LeaseLost": "errors",
+    "StoreError": "errors",
+    # stores
+    "MemoryBackend": "backends.memory",
+    "SQLiteBackend": "backends.sqlite",
+    "RedisBackend": "backends.redis",
+    # once-per-key execution and leases
+    "Idempotency": "idempotency",
+    "idempotent": "idempotency",
+    "ToolCallLedger": "ledger",
+    "CallDecision": "ledger",
+    "Lease": "lease",
+    "turn_lease": "lease",
+    "aturn_lease": "lease",
+    # in-process guards
+    "InvocationGuard": "guard",
+    "TurnToolGuard": "turn_guard",
+    "ToolPolicy": "turn_guard",
+    "Reservation": "turn_guard",
+    "TurnClock": "batch",
+    "ToolBatch": "batch",
+    "ToolResult": "batch",
+    "run_batch": "batch",
+    "SessionRegistry": "registry",
+    "dedupe_tools": "tools",
+    "register_once": "tools",
+    "similar": "similarity",
+    "normalize_query": "similarity",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dupguard.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,69 @@
+"""The runtime's error hierarchy.
+
+Every error says whether retrying the same operation can succeed (``retryable``), so that
+callers and retry libraries can tell "try again later" from "this will never work".
+"""
+
+from __future__ import annotations
+
+
+class DupguardError(Exception):
+    """Base of every error raised by ``dupguard.runtime``."""
+
+    retryable: bool = False
+
+
+class IdempotencyInProgress(DupguardError):
+    """Another caller holds the key and has not finished; retry after it completes."""
+
+    retryable = True
+
+
+class IdempotencyPayloadMismatch(DupguardError):
+    """The key was already used with a different payload: a client bug, never retry."""
+
+
+class IdempotencyKeyMissing(DupguardError):
+    """The key function returned nothing usable (None or an empty string)."""
+
+
+class ConcurrentInvocationError(DupguardError):
+    """An object that must not run concurrently (an agent) is already running."""
+
+    retryable = True
+
+
+class ToolCallIdReused(DupguardError):
+    """A tool-call id was seen before with different arguments."""
+
+
+class ToolLimitExceeded(DupguardError):
+    """A per-tool or per-turn call limit was reached."""
+
+
+class StaleBatchError(DupguardError):
+    """A tool batch from an older turn tried to commit its results."""
+
+
+class LeaseLost(DupguardError):
+    """The lease expired or was taken over; the former owner must stop writing."""
+
+
+class StoreError(DupguardError):
+    """The backing store failed (connection refused, timeout, corrupt row)."""
+
+    retryable = True
+
+
+__all__ = [
+    "DupguardError",
+    "IdempotencyInProgress",
+    "IdempotencyPayloadMismatch",
+    "IdempotencyKeyMissing",
+    "ConcurrentInvocationError",
+    "ToolCallIdReused",
+    "ToolLimitExceeded",
+    "StaleBatchError",
+    "LeaseLost",
+    "StoreError",
+]
