@@ -279,15 +279,18 @@ class ToolBatch:
         return out
 
 
-async def _execute_one(call: ToolCall, execute: Callable[[ToolCall], Any]) -> Any:
-    if call.arguments_error is not None:
-        raise ValueError(call.arguments_error)
-    if inspect.iscoroutinefunction(execute):
-        return await execute(call)
-    value = await asyncio.to_thread(execute, call)
+def _run_sync(batch: "ToolBatch", call: ToolCall, execute: Callable[[ToolCall], Any]) -> Any:
+    """Run a sync tool in a worker thread and deliver from that thread, so a result that
+    outlives the batch (or the event loop) still reaches the orphan buffer."""
+    try:
+        value = execute(call)
+    except Exception as exc:
+        batch.deliver(call.id, None, exc)
+        return None
     if inspect.isawaitable(value):
-        value = await value
-    return value
+        return value  # a sync function that returned a coroutine: awaited by the caller
+    batch.deliver(call.id, value)
+    return None
 
 
 _background: set = set()  # strong references to tool tasks that outlive their batch
@@ -311,11 +314,20 @@ async def run_batch(
     """
     batch = ToolBatch(calls, clock=clock)
 
+    is_async = inspect.iscoroutinefunction(execute)
+
     async def one(call: ToolCall) -> None:
+        if call.arguments_error is not None:
+            batch.deliver(call.id, None, ValueError(call.arguments_error))
+            return
         try:
-            value = await _execute_one(call, execute)
-        except asyncio.CancelledError:
-            raise
+            if is_async:
+                value = await execute(call)
+            else:
+                value = await asyncio.to_thread(_run_sync, batch, call, execute)
+                if value is None:
+                    return  # delivered by the worker thread
+                value = await value
         except Exception as exc:  # a tool failure is a result, not a crash of the batch
             batch.deliver(call.id, None, exc)
         else:
