@@ -1,0 +1,463 @@
+"""What every framework adapter shares: one gate in front of each tool execution, and turns.
+
+The adapters differ only in *where* they hook into a framework (a tool wrapper, a hook
+provider, a patched method); the decision for one requested tool call is the same everywhere
+and lives here, in :class:`ToolCallGate`:
+
+1. **ledger** (across turns and retries): when the call has an id (the model's tool-call id,
+   or a key derived from the caller's turn id), :class:`~dupguard.runtime.ToolCallLedger`
+   decides whether that id already ran. A retried turn that replays the same tool-call ids
+   gets the recorded results instead of a second side effect.
+2. **turn guard** (within one turn): :class:`~dupguard.runtime.TurnToolGuard` replays exact
+   duplicates, joins in-flight duplicates (two identical calls in one parallel batch), and
+   enforces per-tool and per-turn limits with a model-facing reason.
+3. the tool runs only when both allow it; its result is committed to both, so that later
+   duplicates replay it.
+
+A *turn* is one user message → one final answer. :class:`AdapterGuard` scopes a fresh
+``TurnToolGuard`` to each turn through a context variable, so that one set of wrapped tools
+(built once, at startup, as frameworks expect) serves many concurrent sessions without one
+session's ``new_round`` wiping another's state. It also owns the optional
+:class:`~dupguard.runtime.InvocationGuard` that keeps two turns off one stateful agent.
+
+This module never imports an agent framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional, Union
+
+from ..errors import ConcurrentInvocationError
+from ..guard import InvocationGuard
+from ..turn_guard import TurnToolGuard, canonical_args
+
+__all__ = [
+    "Outcome",
+    "ToolCallGate",
+    "AdapterGuard",
+    "Turn",
+    "current_turn",
+    "REPLAY_MODES",
+]
+
+#: ``"annotate"``: a replayed result reaches the model as the guard's reason followed by the
+#: earlier result (text), so a looping model learns why; ``"result"``: the earlier result
+#: object itself, unchanged (type-preserving, the model cannot tell it was replayed).
+REPLAY_MODES = ("annotate", "result")
+
+REPLAYED_KINDS = ("exact", "semantic", "in_flight", "ledger")
+
+
+@dataclass
+class Outcome:
+    """What one gated tool call produced.
+
+    ``value``: what the model must see (the tool's result, a replayed result, or a reason).
+    ``executed``: the tool body ran in this call. ``kind``: ``"new"`` when it ran, otherwise
+    the turn guard's refusal kind or ``"ledger"`` (the call id ran before). ``reason``: the
+    model-facing explanation for a refusal (empty when the tool ran). ``error``: the tool's
+    exception when it failed (the gate re-raises it after recording).
+    """
+
+    value: Any
+    executed: bool
+    kind: str
+    reason: str = ""
+    previous: Any = None
+
+    @property
+    def replayed(self) -> bool:
+        return self.kind in REPLAYED_KINDS
+
+
+@dataclass
+class Turn:
+    """One turn's state: its own ``TurnToolGuard`` and the caller's turn id (if any)."""
+
+    guard: Optional[TurnToolGuard]
+    turn_id: Optional[str] = None
+    owner: Optional["AdapterGuard"] = None
+    occurrences: dict = field(default_factory=dict)
+    serial: int = 0
+
+
+_CURRENT: contextvars.ContextVar[Optional[Turn]] = contextvars.ContextVar("dupguard_adapter_turn", default=None)
+_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar("dupguard_adapter_held", default=frozenset())
+_SERIALS = itertools.count(1)
+
+
+def current_turn() -> Optional[Turn]:
+    """The turn the calling task runs in (set by :meth:`AdapterGuard.turn`), or ``None``."""
+    return _CURRENT.get()
+
+
+def _failure_text(exc: BaseException) -> str:
+    return f"Error: {type(exc).__name__}: {exc}"
+
+
+class ToolCallGate:
+    """Ledger + turn guard in front of one tool execution. See the module docstring.
+
+    ``turn_guard`` resolves the ``TurnToolGuard`` for the current call (the adapter passes a
+    callable that reads the current turn). ``ledger`` is an optional
+    :class:`~dupguard.runtime.ToolCallLedger`. ``replay`` is one of :data:`REPLAY_MODES`.
+    ``to_text`` renders a result for ``"annotate"`` replays (the framework's own rendering).
+    """
+
+    def __init__(
+        self,
+        turn_guard: Callable[[], Optional[TurnToolGuard]],
+        ledger: Any = None,
+        *,
+        replay: str = "annotate",
+        to_text: Callable[[Any], str] = str,
+    ) -> None:
+        if replay not in REPLAY_MODES:
+            raise ValueError(f"replay must be one of {REPLAY_MODES}, not {replay!r}")
+        self._turn_guard = turn_guard
+        self.ledger = ledger
+        self.replay = replay
+        self.to_text = to_text
+
+    # -- the model-facing value of a refusal ---------------------------------------------------
+
+    def _shown(self, kind: str, reason: str, previous: Any, to_text: Callable[[Any], str]) -> Any:
+        if kind not in REPLAYED_KINDS:
+            return reason
+        if self.replay == "result":
+            return previous
+        return f"{reason}\n\n{to_text(previous)}"
+
+    # -- ledger (duck-typed over ToolCallLedger's decision object) -----------------------------
+
+    def _ledger_begin(self, call_id: Optional[str], name: str, args: Any) -> tuple[Any, Optional[Outcome]]:
+        """Begin ``call_id`` in the ledger. Returns ``(decision, None)`` when the call may go on
+        (``decision`` is ``None`` without a ledger or an id) or ``(None, outcome)`` when the id
+        already ran and its recorded result is to be replayed."""
+        if self.ledger is None or not call_id:
+            return None, None
+        decision = self.ledger.begin(call_id, name, args)
+        if _decision_should_run(decision):
+            return decision, None
+        previous = _decision_result(decision)
+        reason = (
+            f"Tool call {call_id!r} ('{name}') was already executed; its recorded result is "
+            "repeated below. Do not request it again."
+        )
+        return None, Outcome(None, False, "ledger", reason, previous)
+
+    def _ledger_complete(self, decision: Any, call_id: Optional[str], value: Any) -> None:
+        if decision is None:
+            return
+        self.ledger.complete(call_id, value, fence=_decision_fence(decision))
+
+    def _ledger_release(self, decision: Any, call_id: Optional[str]) -> None:
+        if decision is None:
+            return
+        release = getattr(self.ledger, "release", None) or getattr(self.ledger, "fail", None)
+        if release is None:
+            return
+        try:
+            release(call_id, fence=_decision_fence(decision))
+        except TypeError:
+            release(call_id)
+
+    # -- the gate ------------------------------------------------------------------------------
+
+    async def arun(
+        self,
+        name: str,
+        args: Any,
+        call_id: Optional[str],
+        afn: Callable[[], Awaitable[Any]],
+        *,
+        to_text: Optional[Callable[[Any], str]] = None,
+        record_failure: Callable[[BaseException], Any] = _failure_text,
+    ) -> Outcome:
+        """Decide and, when allowed, ``await afn()``. Exceptions from ``afn`` propagate after
+        the failure was recorded for the turn (an identical retry in the same turn replays
+        ``record_failure(exc)`` instead of hammering a failing tool) and the ledger id was
+        released (a retried turn may try it again)."""
+        render = to_text or self.to_text
+        call_id = call_id or _derived_call_id(name, args)
+        decision, done = self._ledger_begin(call_id, name, args)
+        if done is not None:
+            done.value = self._shown(done.kind, done.reason, done.previous, render)
+            return done
+        guard = self._turn_guard()
+        while True:
+            reservation = guard.reserve(name, args) if guard is not None else None
+            if reservation is None or reservation.allowed:
+                break
+            previous = None
+            if reservation.kind == "in_flight":
+                try:
+                    previous = await reservation.aresult()
+                except (asyncio.CancelledError, concurrent.futures.CancelledError):
+                    # the first call was cancelled before producing a result: reserve again,
+                    # so that this call (or another waiter) takes its place
+                    continue
+            elif reservation.kind in REPLAYED_KINDS:
+                previous = reservation.previous
+            return self._refused(reservation, previous, decision, call_id, render)
+        try:
+            value = await afn()
+        except BaseException as exc:
+            self._fail(reservation, decision, call_id, exc, record_failure)
+            raise
+        if reservation is not None:
+            reservation.commit(value)
+        self._ledger_complete(decision, call_id, _jsonable(value, render))
+        return Outcome(value, True, "new")
+
+    def run(
+        self,
+        name: str,
+        args: Any,
+        call_id: Optional[str],
+        fn: Callable[[], Any],
+        *,
+        to_text: Optional[Callable[[Any], str]] = None,
+        record_failure: Callable[[BaseException], Any] = _failure_text,
+    ) -> Outcome:
+        """Sync :meth:`arun` for tools called from worker threads (an in-flight duplicate
+        blocks this thread until the first call commits)."""
+        render = to_text or self.to_text
+        call_id = call_id or _derived_call_id(name, args)
+        decision, done = self._ledger_begin(call_id, name, args)
+        if done is not None:
+            done.value = self._shown(done.kind, done.reason, done.previous, render)
+            return done
+        guard = self._turn_guard()
+        while True:
+            reservation = guard.reserve(name, args) if guard is not None else None
+            if reservation is None or reservation.allowed:
+                break
+            previous = None
+            if reservation.kind == "in_flight":
+                try:
+                    previous = reservation.result()
+                except concurrent.futures.CancelledError:
+                    continue
+            elif reservation.kind in REPLAYED_KINDS:
+                previous = reservation.previous
+            return self._refused(reservation, previous, decision, call_id, render)
+        try:
+            value = fn()
+        except BaseException as exc:
+            self._fail(reservation, decision, call_id, exc, record_failure)
+            raise
+        if reservation is not None:
+            reservation.commit(value)
+        self._ledger_complete(decision, call_id, _jsonable(value, render))
+        return Outcome(value, True, "new")
+
+    def _refused(self, reservation: Any, previous: Any, decision: Any, call_id: Optional[str],
+                 render: Callable[[Any], str]) -> Outcome:
+        outcome = Outcome(None, False, reservation.kind, reservation.reason, previous)
+        outcome.value = self._shown(outcome.kind, outcome.reason, previous, render)
+        # the model saw this answer for this call id: a replay of the id must see it again
+        self._ledger_complete(decision, call_id, _jsonable(outcome.value, render))
+        return outcome
+
+    def _fail(self, reservation: Any, decision: Any, call_id: Optional[str], exc: BaseException,
+              record_failure: Callable[[BaseException], Any]) -> None:
+        if reservation is not None:
+            if isinstance(exc, Exception):
+                reservation.commit(record_failure(exc))
+            else:  # cancelled or interrupted: it did not produce anything the model saw
+                reservation.cancel()
+        self._ledger_release(decision, call_id)
+
+
+def _decision_should_run(decision: Any) -> bool:
+    """Whether a ledger decision tells the caller to execute (the ledger's own field names are
+    read defensively so the adapters follow the ledger rather than fork it)."""
+    for attr in ("execute", "should_execute", "run", "proceed", "is_new", "new"):
+        value = getattr(decision, attr, None)
+        if isinstance(value, bool):
+            return value
+    action = getattr(decision, "action", None) or getattr(decision, "status", None)
+    if isinstance(action, str):
+        return action.lower() in ("execute", "run", "new", "claimed", "proceed")
+    return bool(decision)
+
+
+def _decision_result(decision: Any) -> Any:
+    for attr in ("result", "value", "previous"):
+        if hasattr(decision, attr):
+            return getattr(decision, attr)
+    return None
+
+
+def _decision_fence(decision: Any) -> Any:
+    for attr in ("fence", "token", "ticket"):
+        if hasattr(decision, attr):
+            return getattr(decision, attr)
+    return None
+
+
+def _jsonable(value: Any, render: Callable[[Any], str]) -> Any:
+    """The ledger stores JSON: plain data as it is, anything else as the text the model saw."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return render(value)
+    return value
+
+
+def _derived_call_id(name: str, args: Any) -> Optional[str]:
+    """A ledger key for frameworks that do not hand the tool its call id: the current turn's
+    id plus the call's name and canonical arguments (and how many identical calls came before
+    in this turn). A retried turn with the same turn id maps to the same keys. Without a turn
+    id there is no stable key, and the ledger is skipped."""
+    turn = _CURRENT.get()
+    if turn is None or not turn.turn_id:
+        return None
+    key = (name, canonical_args(args))
+    # Exact duplicates inside a turn are the turn guard's job; the occurrence number keeps
+    # tools with dedupe_exact=False from colliding on one ledger id.
+    n = turn.occurrences.get(key, 0)
+    turn.occurrences[key] = n + 1
+    return f"{turn.turn_id}:{name}:{key[1]}#{n}"
+
+
+TurnGuardSpec = Union[TurnToolGuard, Callable[[], TurnToolGuard], None]
+
+
+class AdapterGuard:
+    """The per-application object an adapter hangs off: turn guards, ledger, invocation guard.
+
+    ``turn_guard``: a ``TurnToolGuard`` *factory* (default: ``TurnToolGuard`` with its
+    defaults) — each turn gets a fresh one, so concurrent sessions never share turn state; or
+    one ``TurnToolGuard`` instance, reused with ``new_round()`` at every turn (only when turns
+    of this guard never overlap, e.g. behind the invocation guard). ``None`` disables per-turn
+    dedup. ``ledger``: a :class:`~dupguard.runtime.ToolCallLedger` (``None``: no cross-turn
+    dedup). ``invocation``: an :class:`~dupguard.runtime.InvocationGuard`, or a mode string
+    (``"throw"``, ``"wait"``, ...) to create one, or ``None`` for none. ``replay``: see
+    :data:`REPLAY_MODES`.
+    """
+
+    def __init__(
+        self,
+        *,
+        turn_guard: TurnGuardSpec = TurnToolGuard,
+        ledger: Any = None,
+        invocation: Union[InvocationGuard, str, None] = None,
+        replay: str = "annotate",
+        name: Optional[str] = None,
+    ) -> None:
+        self._turn_spec = turn_guard
+        if isinstance(invocation, str):
+            invocation = InvocationGuard(invocation, name=name)
+        self.invocation = invocation
+        self.ledger = ledger
+        self._ambient: Optional[TurnToolGuard] = turn_guard if isinstance(turn_guard, TurnToolGuard) else None
+        self.gate = ToolCallGate(self._resolve_turn_guard, ledger, replay=replay)
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def _new_turn_guard(self) -> Optional[TurnToolGuard]:
+        spec = self._turn_spec
+        if spec is None:
+            return None
+        if isinstance(spec, TurnToolGuard):
+            spec.new_round()
+            return spec
+        return spec()
+
+    def _resolve_turn_guard(self) -> Optional[TurnToolGuard]:
+        turn = _CURRENT.get()
+        if turn is not None and turn.owner is self:
+            return turn.guard
+        # a tool called outside any turn() of this guard: one ambient guard, whose rounds
+        # start at new_round() (e.g. the Strands hook's BeforeInvocationEvent)
+        if self._turn_spec is None:
+            return None
+        if self._ambient is None:
+            self._ambient = self._new_turn_guard()
+        return self._ambient
+
+    def new_round(self) -> None:
+        """Start a new round on the ambient turn guard (tools called outside :meth:`turn`)."""
+        if self._turn_spec is None:
+            return
+        if self._ambient is None or not isinstance(self._turn_spec, TurnToolGuard):
+            self._ambient = self._new_turn_guard()
+        else:
+            self._ambient.new_round()
+
+    @contextlib.contextmanager
+    def _enter_turn(self, turn_id: Optional[str]) -> Iterator[Turn]:
+        turn = Turn(self._new_turn_guard(), turn_id, self, serial=next(_SERIALS))
+        token = _CURRENT.set(turn)
+        try:
+            yield turn
+        finally:
+            _CURRENT.reset(token)
+
+    def _holds(self) -> bool:
+        return id(self) in _HELD.get()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, turn_id: Optional[str] = None) -> AsyncIterator[Turn]:
+        """``async with guard.turn(request_id):`` — one turn: holds the invocation guard (if
+        any; re-entrant within the same task tree), and scopes a fresh turn guard and the turn
+        id to every tool call made inside, including tasks the framework spawns.
+
+        ``turn_id`` identifies the user action (e.g. the HTTP request's idempotency key): a
+        retry of the same action with the same id replays, through the ledger, the tool calls
+        that already ran, also where the framework does not expose tool-call ids."""
+        if self._holds():
+            with self._enter_turn(turn_id) as turn:
+                yield turn
+            return
+        held = self.invocation.ahold() if self.invocation is not None else contextlib.nullcontext()
+        async with _async_cm(held):
+            token = _HELD.set(_HELD.get() | {id(self)})
+            try:
+                with self._enter_turn(turn_id) as turn:
+                    yield turn
+            finally:
+                _HELD.reset(token)
+
+    @contextlib.contextmanager
+    def sync_turn(self, turn_id: Optional[str] = None) -> Iterator[Turn]:
+        """Sync :meth:`turn` for frameworks' blocking entry points (call from a thread that
+        runs no event loop; ``wait`` mode blocks that thread)."""
+        if self._holds():
+            with self._enter_turn(turn_id) as turn:
+                yield turn
+            return
+        held = self.invocation.hold() if self.invocation is not None else contextlib.nullcontext()
+        with held:
+            token = _HELD.set(_HELD.get() | {id(self)})
+            try:
+                with self._enter_turn(turn_id) as turn:
+                    yield turn
+            finally:
+                _HELD.reset(token)
+
+
+@contextlib.asynccontextmanager
+async def _async_cm(cm: Any) -> AsyncIterator[Any]:
+    if hasattr(cm, "__aenter__"):
+        async with cm as value:
+            yield value
+    else:
+        with cm as value:
+            yield value
+
+
+def reraise_as_concurrent(exc: BaseException, framework_exc_names: tuple[str, ...]) -> None:
+    """Translate a framework's own "already running" error into ConcurrentInvocationError so
+    callers handle one type whichever framework is underneath."""
+    if type(exc).__name__ in framework_exc_names:
+        raise ConcurrentInvocationError(str(exc)) from exc

@@ -1,0 +1,169 @@
+"""LlamaIndex adapter against the real ``llama-index-core`` workflow ``FunctionAgent``.
+
+The model is LlamaIndex's own ``MockFunctionCallingLLM`` driven by a scripted response
+generator that also records every message list it is given, so the tests assert on what the
+model actually received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from adapters_support import require
+
+require("llama_index.core")
+
+from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
+from llama_index.core.llms import ChatMessage, MessageRole  # noqa: E402
+from llama_index.core.llms.llm import ToolSelection  # noqa: E402
+from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
+from llama_index.core.memory import ChatMemoryBuffer  # noqa: E402
+from llama_index.core.tools import FunctionTool  # noqa: E402
+
+from dupguard.runtime import ConcurrentInvocationError, InvocationGuard  # noqa: E402
+from dupguard.runtime.adapters.llamaindex import LlamaIndexGuard  # noqa: E402
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def call(tool_id: str, **kwargs) -> ToolSelection:
+    return ToolSelection(tool_id=tool_id, tool_name="send_email", tool_kwargs=kwargs)
+
+
+class ScriptedModel:
+    """Answers by position inside the current turn: the n-th model call after the last user
+    message gets ``script[user_text][n]`` (a list of tool calls, or the final text). Keyed by
+    the user text so that concurrent runs stay deterministic. Records what it was sent."""
+
+    def __init__(self, script: dict[str, list]) -> None:
+        self.script = script
+        self.seen: list[list[ChatMessage]] = []
+
+    def __call__(self, messages, **kwargs) -> ChatMessage:
+        messages = list(messages)
+        self.seen.append(messages)
+        last_user = max(i for i, m in enumerate(messages) if m.role == MessageRole.USER)
+        step = sum(1 for m in messages[last_user:] if m.role == MessageRole.ASSISTANT)
+        reply = self.script[messages[last_user].content][step]
+        if isinstance(reply, str):
+            return ChatMessage(role=MessageRole.ASSISTANT, content=reply)
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", additional_kwargs={"tool_calls": reply})
+
+    def tool_messages(self, index: int) -> list[str]:
+        return [m.content for m in self.seen[index] if m.role == MessageRole.TOOL]
+
+
+def make_tool(effects, delay: float = 0.02) -> FunctionTool:
+    async def send_email(to: str) -> str:
+        """Send an email (a side effect that must happen once)."""
+        n = effects.record(to=to)
+        await asyncio.sleep(delay)  # keeps parallel duplicates overlapping
+        return f"sent email #{n} to {to}"
+
+    return FunctionTool.from_defaults(async_fn=send_email)
+
+
+def make_agent(model: ScriptedModel, tools) -> FunctionAgent:
+    return FunctionAgent(tools=tools, llm=MockFunctionCallingLLM(response_generator=model))
+
+
+DUPLICATE_SCRIPT = {"email bob": [[call("c1", to="bob"), call("c2", to="bob")], "done"]}
+RETRY_SCRIPT = {"email bob": [[call("c1", to="bob")], "done again"]}
+
+
+async def run_turn_then_retry(effects, *, guard: LlamaIndexGuard | None) -> tuple[ScriptedModel, ScriptedModel]:
+    """One turn asking for the same call twice, then the same request retried once."""
+    first = ScriptedModel(DUPLICATE_SCRIPT)
+    retry = ScriptedModel(RETRY_SCRIPT)
+    tool = make_tool(effects)
+    tools = guard.tools([tool]) if guard else [tool]
+    for model in (first, retry):
+        agent = make_agent(model, tools)
+        if guard:
+            await guard.run(agent, "email bob", turn_id="request-1")
+        else:
+            await agent.run("email bob")
+    return first, retry
+
+
+async def test_without_adapter_the_side_effect_repeats(effects):
+    await run_turn_then_retry(effects, guard=None)
+    assert effects.count == 3
+
+
+async def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
+    from dupguard.runtime import ToolCallLedger
+
+    guard = LlamaIndexGuard(ledger=ToolCallLedger(scope="chat-1"))
+    first, retry = await run_turn_then_retry(effects, guard=guard)
+    assert effects.count == 1
+    # turn 1, second model call: both tool results, the second one a replay of the first
+    results = first.tool_messages(1)
+    assert len(results) == 2
+    assert all("sent email #1 to bob" in text for text in results)
+    replayed = [text for text in results if text != "sent email #1 to bob"]
+    assert len(replayed) == 1 and "send_email" in replayed[0] and "identical arguments" in replayed[0]
+    # retried turn: the ledger replays the recorded result, the tool does not run again
+    (retried,) = retry.tool_messages(1)
+    assert "already executed" in retried and "sent email #1 to bob" in retried
+
+
+async def test_limit_reason_reaches_the_model(effects):
+    from dupguard.runtime import ToolPolicy, TurnToolGuard
+
+    guard = LlamaIndexGuard(turn_guard=lambda: TurnToolGuard({"send_email": ToolPolicy(max_calls=1)}))
+    model = ScriptedModel({"email two": [[call("c1", to="bob")], [call("c2", to="eve")], "stop"]})
+    await guard.run(make_agent(model, guard.tools([make_tool(effects)])), "email two")
+    assert [c["to"] for c in effects.calls] == ["bob"]
+    assert "reached its limit of 1" in model.tool_messages(2)[-1]
+
+
+async def test_replay_result_mode_returns_the_earlier_output_unchanged(effects):
+    guard = LlamaIndexGuard(replay="result")
+    model = ScriptedModel({"email bob": [[call("c1", to="bob")], [call("c2", to="bob")], "done"]})
+    await guard.run(make_agent(model, guard.tools([make_tool(effects)])), "email bob")
+    assert effects.count == 1
+    assert model.tool_messages(2) == ["sent email #1 to bob", "sent email #1 to bob"]
+
+
+def conversation(memory: ChatMemoryBuffer) -> list[tuple[str, str]]:
+    return [(m.role.value, m.content or "") for m in memory.get_all()]
+
+
+def expected_turn(user: str, to: str, n: int) -> list[tuple[str, str]]:
+    return [("user", user), ("assistant", ""), ("tool", f"sent email #{n} to {to}"), ("assistant", f"done {to}")]
+
+
+CONCURRENT_SCRIPT = {
+    "email bob": [[call("b1", to="bob")], "done bob"],
+    "email eve": [[call("e1", to="eve")], "done eve"],
+}
+
+
+async def test_wait_mode_serialises_two_runs_on_one_shared_agent(effects):
+    guard = LlamaIndexGuard(invocation=InvocationGuard("wait"))
+    model = ScriptedModel(CONCURRENT_SCRIPT)
+    agent = make_agent(model, guard.tools([make_tool(effects, delay=0.05)]))
+    memory = ChatMemoryBuffer.from_defaults()  # the shared conversation state
+    results = await asyncio.gather(
+        guard.run(agent, "email bob", memory=memory),
+        guard.run(agent, "email eve", memory=memory),
+    )
+    assert [str(r) for r in results] == ["done bob", "done eve"]
+    assert conversation(memory) == expected_turn("email bob", "bob", 1) + expected_turn("email eve", "eve", 2)
+
+
+async def test_throw_mode_fails_the_second_run_fast(effects):
+    guard = LlamaIndexGuard(invocation="throw")
+    model = ScriptedModel(CONCURRENT_SCRIPT)
+    agent = make_agent(model, guard.tools([make_tool(effects, delay=0.05)]))
+    memory = ChatMemoryBuffer.from_defaults()
+    first = asyncio.ensure_future(guard.run(agent, "email bob", memory=memory))
+    await asyncio.sleep(0)  # the first run holds the guard
+    with pytest.raises(ConcurrentInvocationError):
+        await guard.run(agent, "email eve", memory=memory)
+    assert str(await first) == "done bob"
+    assert conversation(memory) == expected_turn("email bob", "bob", 1)
+    assert effects.count == 1
