@@ -1,0 +1,163 @@
+"""``MemoryBackend``: the default store, for one process.
+
+A dict behind one ``threading.Lock``. Every operation takes the lock for a few dict
+operations and never across an ``await`` or a user call, so the async methods simply call
+the sync ones: they cannot block the loop for longer than that. Leases are measured on the
+monotonic clock (immune to wall-clock steps); fences are seeded from the wall clock in µs,
+as in the other backends, so a key's fence keeps rising after its record is deleted.
+
+Expired records are dropped lazily: a sweep runs once the number of operations since the
+last sweep exceeds the number of records, so the cost stays constant per operation.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+
+__all__ = ["MemoryBackend"]
+
+# record layout (a list, mutated in place under the lock)
+_STATE, _FENCE, _END, _PAYLOAD, _RESULT = range(5)
+
+
+def _mono_us() -> int:
+    return time.monotonic_ns() // 1000
+
+
+def _wall_us() -> int:
+    return time.time_ns() // 1000
+
+
+class MemoryBackend(Backend):
+    """Records in a dict: atomic, fenced, and visible to every thread and loop in the process."""
+
+    local_only = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, list] = {}
+        self._counters: dict[str, list] = {}  # key -> [value, end_us or None]
+        self._ops = 0
+        self.channel = f"memory:{id(self)}"
+
+    def __repr__(self) -> str:
+        return f"MemoryBackend(<{len(self._records)} records>)"
+
+    # ------------------------------------------------------------------ helpers
+    def _live(self, key: str, now: int) -> list | None:
+        rec = self._records.get(key)
+        if rec is not None and rec[_END] <= now:
+            return None
+        return rec
+
+    def _tick(self, now: int) -> None:
+        """Amortised sweep of expired records and counters (called under the lock)."""
+        self._ops += 1
+        if self._ops <= max(1024, len(self._records) + len(self._counters)):
+            return
+        self._ops = 0
+        for key in [k for k, r in self._records.items() if r[_END] <= now]:
+            del self._records[key]
+        for key in [k for k, c in self._counters.items() if c[1] is not None and c[1] <= now]:
+            del self._counters[key]
+
+    # ------------------------------------------------------------------ contract
+    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        now = _mono_us()
+        with self._lock:
+            self._tick(now)
+            rec = self._records.get(key)
+            if rec is not None and rec[_END] > now:
+                status = "done" if rec[_STATE] == "done" else "busy"
+                result = decode_result(rec[_RESULT]) if status == "done" else None
+                return Claim(status, rec[_FENCE], _seconds(rec[_END] - now), rec[_PAYLOAD], result)
+            fence = max((rec[_FENCE] + 1) if rec is not None else 1, _wall_us())
+            end = now + int(lease * US)
+            self._records[key] = ["pending", fence, end, payload, None]
+        return Claim("acquired", fence, _seconds(end - now), payload)
+
+    def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        text = encode_result(result)  # before the lock: an unencodable result changes nothing
+        now = _mono_us()
+        with self._lock:
+            old = self._records.get(key)
+            if old is not None and old[_END] > now:
+                if old[_FENCE] != fence:
+                    raise lease_lost(key, fence, f"{old[_STATE]} under fence {old[_FENCE]}")
+                if old[_STATE] == "done":
+                    return  # already completed under this fence: a retried complete
+            payload = old[_PAYLOAD] if old is not None and old[_FENCE] == fence else None
+            self._records[key] = ["done", fence, now + int(ttl * US), payload, text]
+        self.waiters.notify(key)
+
+    def release(self, key: str, fence: int) -> bool:
+        now = _mono_us()
+        with self._lock:
+            rec = self._records.get(key)
+            if rec is None:
+                return False
+            live = rec[_END] > now
+            if rec[_FENCE] != fence:
+                if live:
+                    raise lease_lost(key, fence, f"{rec[_STATE]} under fence {rec[_FENCE]}")
+                return False
+            if rec[_STATE] == "done":
+                return False
+            del self._records[key]
+        self.waiters.notify(key)
+        return True
+
+    def renew(self, key: str, fence: int, *, lease: float) -> float:
+        now = _mono_us()
+        end = now + int(lease * US)
+        with self._lock:
+            rec = self._records.get(key)
+            if rec is not None and rec[_END] > now and (rec[_FENCE] != fence or rec[_STATE] == "done"):
+                raise lease_lost(key, fence, f"{rec[_STATE]} under fence {rec[_FENCE]}")
+            if rec is not None and rec[_FENCE] == fence and rec[_STATE] == "pending":
+                rec[_END] = end
+            else:  # free: re-create it under the caller's fence
+                self._records[key] = ["pending", fence, end, None, None]
+        return lease
+
+    def get(self, key: str) -> Record | None:
+        now = _mono_us()
+        with self._lock:
+            rec = self._live(key, now)
+            if rec is None:
+                return None
+            state, fence, end, payload, text = rec
+        return Record(state, fence, _seconds(end - now), payload, decode_result(text))
+
+    def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        now = _mono_us()
+        with self._lock:
+            self._tick(now)
+            ctr = self._counters.get(key)
+            if ctr is None or (ctr[1] is not None and ctr[1] <= now):
+                ctr = self._counters[key] = [0, None if ttl is None else now + int(ttl * US)]
+            ctr[0] += amount
+            return ctr[0]
+
+    # The memory store never blocks for longer than a dict operation: no threads needed.
+    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        return self.claim(key, lease=lease, payload=payload)
+
+    async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        self.complete(key, fence, result, ttl=ttl)
+
+    async def arelease(self, key: str, fence: int) -> bool:
+        return self.release(key, fence)
+
+    async def arenew(self, key: str, fence: int, *, lease: float) -> float:
+        return self.renew(key, fence, lease=lease)
+
+    async def aget(self, key: str) -> Record | None:
+        return self.get(key)
+
+    async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        return self.incr(key, amount, ttl=ttl)

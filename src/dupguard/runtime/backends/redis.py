@@ -1,0 +1,287 @@
+"""``RedisBackend``: records in Redis, shared by processes on many hosts.
+
+Each operation is **one Lua script**, so Redis runs the check and the write as one step. The
+scripts read the store's clock with ``redis.call('TIME')``: lease ends and fences are
+measured on the server, never on the callers' clocks, which may disagree between hosts.
+This is a single-instance design (one primary, optionally replicated); it is not Redlock.
+
+Keys are ``<prefix>{<key>}`` (records) and ``<prefix>n:{<key>}`` (counters): the hash tag
+puts everything about one key on one Redis Cluster slot. Records carry a Redis expiry equal
+to their logical end, so Redis itself deletes finished leases and results.
+
+What is durable is what Redis persists. With persistence off (``save ''``, no AOF) a restart
+forgets every record: keys completed before the restart may run again. An owner that was
+running across the restart re-creates its record under its fence when it renews or
+completes (see :mod:`dupguard.runtime.backends`), so its key is not run twice unless another
+claimant reaches the empty server first. Use ``appendonly yes`` (``appendfsync always`` for
+no loss at all) when completed keys must survive a restart.
+
+``client_or_url`` is a URL (``redis://host:port/db``), a ``redis.Redis`` client, or a
+``redis.asyncio.Redis`` client. With a URL or a sync client the async methods run the sync
+ones in worker threads, which works from any number of event loops. With an asyncio client
+the async methods are native and the sync ones raise ``TypeError`` (an asyncio client
+belongs to one loop). Clients made from a URL get a socket timeout and no transparent
+retries; every connection or server error surfaces as ``StoreError``. The scripts are
+written so that a retried call is harmless anyway (a claim is recognised by its token, a
+completion by its fence), except ``incr``, which may count twice if a client retries it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from ..errors import StoreError
+from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+
+__all__ = ["RedisBackend"]
+
+_PRELUDE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local function fmt(n) return string.format('%.0f', n) end
+local function pexpire(us) redis.call('PEXPIRE', KEYS[1], math.ceil(us / 1000) + 1) end
+local rec = redis.call('HMGET', KEYS[1], 's', 'f', 'e', 'p', 'r', 'o')
+local state, fence, e = rec[1], tonumber(rec[2]) or 0, tonumber(rec[3]) or 0
+local live = state and e > now
+"""
+
+_SCRIPTS = {
+    # ARGV: lease_us, payload, token
+    "claim": """
+if live then
+  if state == 'pending' and rec[6] == ARGV[3] then
+    return {'acquired', rec[2], fmt(e - now), rec[4] or ''}
+  end
+  if state == 'done' then return {'done', rec[2], fmt(e - now), rec[4] or '', rec[5] or ''} end
+  return {'busy', rec[2], fmt(e - now), rec[4] or ''}
+end
+local nf = math.max(fence + 1, now)
+local lease = tonumber(ARGV[1])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 's', 'pending', 'f', fmt(nf), 'e', fmt(now + lease), 'p', ARGV[2], 'o', ARGV[3])
+pexpire(lease)
+return {'acquired', fmt(nf), ARGV[1], ARGV[2]}
+""",
+    # ARGV: fence, result, ttl_us
+    "complete": """
+local mine = tonumber(ARGV[1])
+if live and fence ~= mine then return {'lost', state, rec[2]} end
+if live and state == 'done' then return {'ok'} end
+local payload = ''
+if state and fence == mine then payload = rec[4] or '' end
+local ttl = tonumber(ARGV[3])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 's', 'done', 'f', ARGV[1], 'e', fmt(now + ttl), 'p', payload, 'r', ARGV[2])
+pexpire(ttl)
+return {'ok'}
+""",
+    # ARGV: fence, lease_us
+    "renew": """
+local mine = tonumber(ARGV[1])
+if live and (fence ~= mine or state ~= 'pending') then return {'lost', state, rec[2]} end
+local lease = tonumber(ARGV[2])
+if live then
+  redis.call('HSET', KEYS[1], 'e', fmt(now + lease))
+else
+  local payload = ''
+  if state and fence == mine then payload = rec[4] or '' end
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 's', 'pending', 'f', ARGV[1], 'e', fmt(now + lease), 'p', payload)
+end
+pexpire(lease)
+return {'ok'}
+""",
+    # ARGV: fence
+    "release": """
+if not state then return {'absent'} end
+local mine = tonumber(ARGV[1])
+if state == 'pending' and fence == mine then
+  redis.call('DEL', KEYS[1])
+  return {'released'}
+end
+if live and fence ~= mine then return {'lost', state, rec[2]} end
+return {'noop'}
+""",
+    "get": """
+if not live then return {} end
+return {state, rec[2], fmt(e - now), rec[4] or '', rec[5] or ''}
+""",
+}
+
+# counters need no record: their own tiny script (ARGV: amount, ttl_ms or '')
+_INCR = """
+local existed = redis.call('EXISTS', KEYS[1])
+local v = redis.call('INCRBY', KEYS[1], ARGV[1])
+if existed == 0 and ARGV[2] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return v
+"""
+
+_LUA = {name: _PRELUDE + body for name, body in _SCRIPTS.items()}
+_LUA["incr"] = _INCR
+_SHA = {name: hashlib.sha1(lua.encode()).hexdigest() for name, lua in _LUA.items()}
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
+
+
+class RedisBackend(Backend):
+    """A store in Redis: atomic Lua scripts, the server's clock, fencing; many hosts."""
+
+    def __init__(self, client_or_url: Any, *, prefix: str = "dupguard:",
+                 socket_timeout: float = 5.0) -> None:
+        try:
+            import redis
+            import redis.asyncio
+        except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+            raise ImportError("RedisBackend needs the redis package: pip install 'dupguard[redis]'") from exc
+        self._errors = (redis.exceptions.RedisError, OSError)
+        self._noscript = redis.exceptions.NoScriptError
+        self.prefix = prefix
+        self._owns_client = isinstance(client_or_url, str)
+        self._sync: Any = None
+        self._async: Any = None
+        if isinstance(client_or_url, str):
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+
+            self._sync = redis.Redis.from_url(
+                client_or_url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout,
+                retry=Retry(NoBackoff(), 0), retry_on_error=[])
+            self.channel = f"redis:{client_or_url}:{prefix}"
+        elif isinstance(client_or_url, redis.asyncio.Redis):
+            self._async = client_or_url
+            self.channel = f"redis:{id(client_or_url)}:{prefix}"
+        elif hasattr(client_or_url, "evalsha"):
+            self._sync = client_or_url
+            self.channel = f"redis:{id(client_or_url)}:{prefix}"
+        else:
+            raise TypeError(f"RedisBackend needs a redis URL or client, not {type(client_or_url).__name__}")
+
+    def __repr__(self) -> str:
+        return f"RedisBackend(prefix={self.prefix!r})"
+
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}{{{key}}}"
+
+    def _counter(self, key: str) -> str:
+        return f"{self.prefix}n:{{{key}}}"
+
+    # ------------------------------------------------------------------ transport
+    def _call(self, name: str, key: str, *args: Any) -> Any:
+        if self._sync is None:
+            raise TypeError("this RedisBackend wraps a redis.asyncio client: use the async methods "
+                            "(aclaim, acomplete, …) or give it a URL or a sync client")
+        try:
+            try:
+                return self._sync.evalsha(_SHA[name], 1, key, *args)
+            except self._noscript:  # a restarted or flushed server forgot the script
+                return self._sync.eval(_LUA[name], 1, key, *args)
+        except self._errors as exc:
+            raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
+
+    async def _acall(self, name: str, key: str, *args: Any) -> Any:
+        try:
+            try:
+                return await self._async.evalsha(_SHA[name], 1, key, *args)
+            except self._noscript:
+                return await self._async.eval(_LUA[name], 1, key, *args)
+        except self._errors as exc:
+            raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._owns_client and self._sync is not None:
+            self._sync.close()
+
+    # ------------------------------------------------------------------ decoding
+    @staticmethod
+    def _claim(reply: list) -> Claim:
+        status, fence, remaining, payload = (_s(x) for x in reply[:4])
+        result = decode_result(_s(reply[4])) if status == "done" else None
+        return Claim(status, int(fence), _seconds(int(remaining)), payload or None, result)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _checked(key: str, fence: int, reply: list) -> str:
+        status = _s(reply[0])
+        if status == "lost":
+            raise lease_lost(key, fence, f"{_s(reply[1])} under fence {_s(reply[2])}")
+        return status
+
+    @staticmethod
+    def _record(reply: list) -> Record | None:
+        if not reply:
+            return None
+        state, fence, remaining, payload, result = (_s(x) for x in reply)
+        return Record(state, int(fence), _seconds(int(remaining)), payload or None,  # type: ignore[arg-type]
+                      decode_result(result) if state == "done" else None)
+
+    @staticmethod
+    def _incr_args(amount: int, ttl: float | None) -> tuple:
+        return amount, "" if ttl is None else max(1, int(ttl * 1000))
+
+    # ------------------------------------------------------------------ contract
+    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        return self._claim(self._call("claim", self._key(key), int(lease * US), payload or "",
+                                      secrets.token_hex(8)))
+
+    def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        text = encode_result(result)
+        self._checked(key, fence, self._call("complete", self._key(key), fence, text, int(ttl * US)))
+        self.waiters.notify(key)
+
+    def release(self, key: str, fence: int) -> bool:
+        released = self._checked(key, fence, self._call("release", self._key(key), fence)) == "released"
+        if released:
+            self.waiters.notify(key)
+        return released
+
+    def renew(self, key: str, fence: int, *, lease: float) -> float:
+        self._checked(key, fence, self._call("renew", self._key(key), fence, int(lease * US)))
+        return lease
+
+    def get(self, key: str) -> Record | None:
+        return self._record(self._call("get", self._key(key)))
+
+    def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        return int(self._call("incr", self._counter(key), *self._incr_args(amount, ttl)))
+
+    # ------------------------------------------------------------------ async
+    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        if self._async is None:
+            return await super().aclaim(key, lease=lease, payload=payload)
+        return self._claim(await self._acall("claim", self._key(key), int(lease * US), payload or "",
+                                             secrets.token_hex(8)))
+
+    async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        if self._async is None:
+            return await super().acomplete(key, fence, result, ttl=ttl)
+        text = encode_result(result)
+        self._checked(key, fence, await self._acall("complete", self._key(key), fence, text, int(ttl * US)))
+        self.waiters.notify(key)
+
+    async def arelease(self, key: str, fence: int) -> bool:
+        if self._async is None:
+            return await super().arelease(key, fence)
+        reply = await self._acall("release", self._key(key), fence)
+        released = self._checked(key, fence, reply) == "released"
+        if released:
+            self.waiters.notify(key)
+        return released
+
+    async def arenew(self, key: str, fence: int, *, lease: float) -> float:
+        if self._async is None:
+            return await super().arenew(key, fence, lease=lease)
+        self._checked(key, fence, await self._acall("renew", self._key(key), fence, int(lease * US)))
+        return lease
+
+    async def aget(self, key: str) -> Record | None:
+        if self._async is None:
+            return await super().aget(key)
+        return self._record(await self._acall("get", self._key(key)))
+
+    async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        if self._async is None:
+            return await super().aincr(key, amount, ttl=ttl)
+        return int(await self._acall("incr", self._counter(key), *self._incr_args(amount, ttl)))

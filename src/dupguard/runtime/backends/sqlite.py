@@ -1,0 +1,289 @@
+"""``SQLiteBackend``: records in one SQLite file, shared by many processes on one host.
+
+Every operation is **one SQL statement** in autocommit mode, an
+``INSERT … ON CONFLICT(key) DO UPDATE … RETURNING`` (or ``UPDATE … RETURNING``) whose
+``CASE`` expressions decide and act in the same write transaction: two processes can never
+both see a key free and both take it. The database runs in WAL mode (readers do not block the
+writer) with ``synchronous=NORMAL`` (a committed claim survives a crash of the process; a
+power loss may lose the last transactions) and a busy timeout, so concurrent writers queue
+instead of failing. A statement that still cannot get the lock raises ``StoreError``.
+
+Times come from this host's wall clock in µs: every process sharing the file shares it.
+Each thread gets its own connection (``sqlite3`` connections are not thread-safe); the async
+methods run the sync ones in worker threads (``asyncio.to_thread``).
+
+A record is free when ``expires_at <= now``: that covers an expired lease (``pending``), an
+expired result (``done``) and a released key (``expires_at = 0``). Free rows are deleted
+from time to time by a sweep of their own; fences are seeded from the clock (see
+:mod:`dupguard.runtime.backends`), so deleting rows never lets a fence come back.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from typing import Any
+
+from ..errors import StoreError
+from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+
+__all__ = ["SQLiteBackend"]
+
+if sqlite3.sqlite_version_info < (3, 35, 0):  # pragma: no cover - depends on the platform
+    _TOO_OLD = f"SQLiteBackend needs SQLite >= 3.35 (RETURNING); this Python has {sqlite3.sqlite_version}"
+else:
+    _TOO_OLD = ""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dupguard_records (
+    key        TEXT PRIMARY KEY,
+    state      TEXT NOT NULL,      -- 'pending' | 'done' | 'released'
+    fence      INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,   -- µs: end of the lease (pending) or of the result (done)
+    payload    TEXT,
+    result     TEXT,
+    owner      TEXT                -- token of the claim call, makes a retried claim re-entrant
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS dupguard_records_expiry ON dupguard_records(expires_at);
+CREATE TABLE IF NOT EXISTS dupguard_counters (
+    key        TEXT PRIMARY KEY,
+    value      INTEGER NOT NULL,
+    expires_at INTEGER               -- µs, NULL = never
+) WITHOUT ROWID;
+"""
+
+_FREE = "(r.expires_at <= :now)"
+_MINE_PENDING = "(r.state = 'pending' AND r.fence = :fence)"
+
+_CLAIM = f"""
+INSERT INTO dupguard_records AS r (key, state, fence, expires_at, payload, result, owner)
+VALUES (:key, 'pending', :now, :end, :payload, NULL, :token)
+ON CONFLICT(key) DO UPDATE SET
+    state      = CASE WHEN {_FREE} THEN 'pending' ELSE r.state END,
+    fence      = CASE WHEN {_FREE} THEN max(r.fence + 1, :now) ELSE r.fence END,
+    expires_at = CASE WHEN {_FREE} THEN :end ELSE r.expires_at END,
+    payload    = CASE WHEN {_FREE} THEN :payload ELSE r.payload END,
+    result     = CASE WHEN {_FREE} THEN NULL ELSE r.result END,
+    owner      = CASE WHEN {_FREE} THEN :token ELSE r.owner END
+RETURNING state, fence, expires_at, payload, result, owner
+"""
+
+# complete: done under our fence if the record is ours (pending) or free; a live record
+# under another fence, or our own done record, stays as it is.
+_OK = f"({_FREE} OR {_MINE_PENDING})"
+_COMPLETE = f"""
+INSERT INTO dupguard_records AS r (key, state, fence, expires_at, payload, result, owner)
+VALUES (:key, 'done', :fence, :end, NULL, :result, NULL)
+ON CONFLICT(key) DO UPDATE SET
+    state      = CASE WHEN {_OK} THEN 'done' ELSE r.state END,
+    payload    = CASE WHEN {_OK} AND r.fence <> :fence THEN NULL ELSE r.payload END,
+    fence      = CASE WHEN {_OK} THEN :fence ELSE r.fence END,
+    expires_at = CASE WHEN {_OK} THEN :end ELSE r.expires_at END,
+    result     = CASE WHEN {_OK} THEN :result ELSE r.result END,
+    owner      = CASE WHEN {_OK} THEN NULL ELSE r.owner END
+RETURNING state, fence, expires_at
+"""
+
+_RENEW = f"""
+INSERT INTO dupguard_records AS r (key, state, fence, expires_at, payload, result, owner)
+VALUES (:key, 'pending', :fence, :end, NULL, NULL, NULL)
+ON CONFLICT(key) DO UPDATE SET
+    state      = CASE WHEN {_OK} THEN 'pending' ELSE r.state END,
+    payload    = CASE WHEN {_OK} AND r.fence <> :fence THEN NULL ELSE r.payload END,
+    result     = CASE WHEN {_OK} THEN NULL ELSE r.result END,
+    fence      = CASE WHEN {_OK} THEN :fence ELSE r.fence END,
+    expires_at = CASE WHEN {_OK} THEN :end ELSE r.expires_at END
+RETURNING state, fence, expires_at
+"""
+
+_RELEASE = f"""
+UPDATE dupguard_records AS r SET
+    state      = CASE WHEN {_MINE_PENDING} THEN 'released' ELSE r.state END,
+    expires_at = CASE WHEN {_MINE_PENDING} THEN 0 ELSE r.expires_at END,
+    owner      = CASE WHEN {_MINE_PENDING} THEN :token ELSE r.owner END
+WHERE key = :key
+RETURNING state, fence, expires_at, owner
+"""
+
+_GET = "SELECT state, fence, expires_at, payload, result FROM dupguard_records WHERE key = ?"
+
+_INCR = """
+INSERT INTO dupguard_counters AS c (key, value, expires_at) VALUES (:key, :amount, :end)
+ON CONFLICT(key) DO UPDATE SET
+    value      = CASE WHEN c.expires_at <= :now THEN :amount ELSE c.value + :amount END,
+    expires_at = CASE WHEN c.expires_at <= :now THEN :end ELSE c.expires_at END
+RETURNING value
+"""
+
+_SWEEP = (
+    "DELETE FROM dupguard_records WHERE expires_at <= :now;"
+    "DELETE FROM dupguard_counters WHERE expires_at <= :now"
+)
+
+
+def _now() -> int:
+    return time.time_ns() // 1000
+
+
+class SQLiteBackend(Backend):
+    """A store in one SQLite file: safe across threads and across processes on one host.
+
+    ``busy_timeout`` (seconds) is how long a statement waits for another writer before it
+    raises ``StoreError``. ``sweep_every`` is the number of claims a connection makes between
+    two deletions of expired rows.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0,
+                 sweep_every: int = 2000) -> None:
+        if _TOO_OLD:
+            raise StoreError(_TOO_OLD)
+        self.path = os.fspath(path)
+        memory = self.path == ":memory:" or self.path.startswith("file::memory:")
+        if memory:
+            raise ValueError("SQLiteBackend needs a file shared by its users; use MemoryBackend for one process")
+        self.busy_timeout = busy_timeout
+        self.sweep_every = sweep_every
+        self.channel = f"sqlite:{os.path.realpath(self.path)}"
+        self._local = threading.local()
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
+        self._all_lock = threading.Lock()
+        self._closed = False
+        self._connection()  # create the schema now: errors surface at construction
+
+    def __repr__(self) -> str:
+        return f"SQLiteBackend({self.path!r})"
+
+    # ------------------------------------------------------------------ connections
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StoreError("SQLiteBackend is closed")
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            self._wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite store {self.path!r}: {exc}") from exc
+        self._local.conn = conn
+        self._local.claims = 0
+        with self._all_lock:
+            # connections of finished threads are closed here, so thread churn cannot leak them
+            alive = []
+            for thread, other in self._all:
+                if thread.is_alive():
+                    alive.append((thread, other))
+                else:
+                    other.close()
+            alive.append((threading.current_thread(), conn))
+            self._all = alive
+        return conn
+
+    def _wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL; many processes opening a new file at once may collide here."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+                continue
+            if mode.lower() != "wal":
+                raise sqlite3.OperationalError(f"journal_mode is {mode!r}, WAL is required")
+            return
+
+    def _run(self, sql: str, params: Any) -> list[tuple]:
+        if self._closed:
+            raise StoreError("SQLiteBackend is closed")
+        conn = self._connection()
+        try:
+            # fetchall: the statement must step to the end, or its write would stay open
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    def close(self) -> None:
+        self._closed = True
+        with self._all_lock:
+            conns, self._all = self._all, []
+        for _thread, conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:  # pragma: no cover - closing a connection in use elsewhere
+                pass
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------ contract
+    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        now = _now()
+        token = secrets.token_hex(8)
+        (state, fence, end, stored_payload, result, owner), = self._run(
+            _CLAIM, {"key": key, "now": now, "end": now + int(lease * US), "payload": payload,
+                     "token": token})
+        self._maybe_sweep(now)
+        if state == "pending" and owner == token:
+            return Claim("acquired", fence, _seconds(end - now), stored_payload)
+        if state == "done":
+            return Claim("done", fence, _seconds(end - now), stored_payload, decode_result(result))
+        return Claim("busy", fence, _seconds(end - now), stored_payload)
+
+    def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        text = encode_result(result)
+        now = _now()
+        (state, got, _end), = self._run(
+            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + int(ttl * US),
+                        "result": text})
+        if state != "done" or got != fence:
+            raise lease_lost(key, fence, f"{state} under fence {got}")
+        self.waiters.notify(key)
+
+    def release(self, key: str, fence: int) -> bool:
+        token = secrets.token_hex(8)
+        rows = self._run(_RELEASE, {"key": key, "fence": fence, "token": token})
+        if not rows:
+            return False
+        (state, got, end, owner), = rows
+        if owner == token:
+            self.waiters.notify(key)
+            return True
+        if got != fence and end > _now():
+            raise lease_lost(key, fence, f"{state} under fence {got}")
+        return False
+
+    def renew(self, key: str, fence: int, *, lease: float) -> float:
+        now = _now()
+        (state, got, _end), = self._run(
+            _RENEW, {"key": key, "now": now, "fence": fence, "end": now + int(lease * US)})
+        if state != "pending" or got != fence:
+            raise lease_lost(key, fence, f"{state} under fence {got}")
+        return lease
+
+    def get(self, key: str) -> Record | None:
+        rows = self._run(_GET, (key,))
+        now = _now()
+        if not rows or rows[0][2] <= now:
+            return None
+        state, fence, end, payload, result = rows[0]
+        return Record(state, fence, _seconds(end - now), payload, decode_result(result))
+
+    def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        now = _now()
+        (value,), = self._run(_INCR, {"key": key, "amount": amount, "now": now,
+                                      "end": None if ttl is None else now + int(ttl * US)})
+        return value
+
+    def _maybe_sweep(self, now: int) -> None:
+        self._local.claims += 1
+        if self._local.claims % self.sweep_every:
+            return
+        for sql in _SWEEP.split(";"):
+            self._run(sql, {"now": now})
