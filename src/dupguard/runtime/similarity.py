@@ -16,8 +16,9 @@ Stop words ("the", "a", "please", ...) are dropped by :func:`normalize_query`, s
 
 The score comes from rapidfuzz's ``fuzz.token_set_ratio`` when rapidfuzz is installed (the
 ``fuzzy`` extra) and from a difflib-based re-implementation of the same formula otherwise. The
-two agree exactly on the subset and disjoint cases and within a few points elsewhere (difflib's
-matcher is a heuristic, rapidfuzz computes the exact indel distance); both are tested.
+two agree exactly on the subset case and within a few points elsewhere: difflib's matcher finds
+at most the longest common subsequence rapidfuzz counts exactly, so the fallback can only score
+lower — it never dedupes a pair that rapidfuzz would keep apart. Both paths are tested.
 """
 
 from __future__ import annotations
