@@ -40,6 +40,7 @@ from ..turn_guard import TurnToolGuard, canonical_args
 
 __all__ = [
     "Outcome",
+    "Pending",
     "ToolCallGate",
     "AdapterGuard",
     "Turn",
@@ -171,31 +172,29 @@ class ToolCallGate:
 
     # -- the gate ------------------------------------------------------------------------------
 
-    async def arun(
-        self,
-        name: str,
-        args: Any,
-        call_id: Optional[str],
-        afn: Callable[[], Awaitable[Any]],
-        *,
-        to_text: Optional[Callable[[Any], str]] = None,
-        record_failure: Callable[[BaseException], Any] = _failure_text,
-    ) -> Outcome:
-        """Decide and, when allowed, ``await afn()``. Exceptions from ``afn`` propagate after
-        the failure was recorded for the turn (an identical retry in the same turn replays
-        ``record_failure(exc)`` instead of hammering a failing tool) and the ledger id was
-        released (a retried turn may try it again)."""
-        render = to_text or self.to_text
+    def _prepare(self, name: str, args: Any, call_id: Optional[str], render: Callable[[Any], str]
+                 ) -> tuple[Any, Optional[str], Optional[Outcome]]:
         call_id = call_id or _derived_call_id(name, args)
         decision, done = self._ledger_begin(call_id, name, args)
         if done is not None:
             done.value = self._shown(done.kind, done.reason, done.previous, render)
+        return decision, call_id, done
+
+    async def abegin(self, name: str, args: Any, call_id: Optional[str] = None, *,
+                     to_text: Optional[Callable[[Any], str]] = None) -> Union["Pending", Outcome]:
+        """Decide for one requested call. Returns a :class:`Pending` when the tool must run
+        now (call :meth:`Pending.commit` with its result, or :meth:`Pending.fail`), otherwise
+        the :class:`Outcome` the model must see instead (replayed result or reason). An
+        in-flight duplicate waits here, without blocking the loop, for the first call."""
+        render = to_text or self.to_text
+        decision, call_id, done = self._prepare(name, args, call_id, render)
+        if done is not None:
             return done
         guard = self._turn_guard()
         while True:
             reservation = guard.reserve(name, args) if guard is not None else None
             if reservation is None or reservation.allowed:
-                break
+                return Pending(self, reservation, decision, call_id, render)
             previous = None
             if reservation.kind == "in_flight":
                 try:
@@ -207,39 +206,20 @@ class ToolCallGate:
             elif reservation.kind in REPLAYED_KINDS:
                 previous = reservation.previous
             return self._refused(reservation, previous, decision, call_id, render)
-        try:
-            value = await afn()
-        except BaseException as exc:
-            self._fail(reservation, decision, call_id, exc, record_failure)
-            raise
-        if reservation is not None:
-            reservation.commit(value)
-        self._ledger_complete(decision, call_id, _jsonable(value, render))
-        return Outcome(value, True, "new")
 
-    def run(
-        self,
-        name: str,
-        args: Any,
-        call_id: Optional[str],
-        fn: Callable[[], Any],
-        *,
-        to_text: Optional[Callable[[Any], str]] = None,
-        record_failure: Callable[[BaseException], Any] = _failure_text,
-    ) -> Outcome:
-        """Sync :meth:`arun` for tools called from worker threads (an in-flight duplicate
-        blocks this thread until the first call commits)."""
+    def begin(self, name: str, args: Any, call_id: Optional[str] = None, *,
+              to_text: Optional[Callable[[Any], str]] = None) -> Union["Pending", Outcome]:
+        """Sync :meth:`abegin` (an in-flight duplicate blocks this thread; use it from worker
+        threads, not from a running event loop)."""
         render = to_text or self.to_text
-        call_id = call_id or _derived_call_id(name, args)
-        decision, done = self._ledger_begin(call_id, name, args)
+        decision, call_id, done = self._prepare(name, args, call_id, render)
         if done is not None:
-            done.value = self._shown(done.kind, done.reason, done.previous, render)
             return done
         guard = self._turn_guard()
         while True:
             reservation = guard.reserve(name, args) if guard is not None else None
             if reservation is None or reservation.allowed:
-                break
+                return Pending(self, reservation, decision, call_id, render)
             previous = None
             if reservation.kind == "in_flight":
                 try:
@@ -249,15 +229,47 @@ class ToolCallGate:
             elif reservation.kind in REPLAYED_KINDS:
                 previous = reservation.previous
             return self._refused(reservation, previous, decision, call_id, render)
+
+    async def arun(
+        self,
+        name: str,
+        args: Any,
+        call_id: Optional[str],
+        afn: Callable[[], Awaitable[Any]],
+        *,
+        to_text: Optional[Callable[[Any], str]] = None,
+    ) -> Outcome:
+        """:meth:`abegin`, then ``await afn()`` when allowed and commit. Exceptions from ``afn``
+        propagate after :meth:`Pending.fail` recorded them."""
+        ticket = await self.abegin(name, args, call_id, to_text=to_text)
+        if isinstance(ticket, Outcome):
+            return ticket
+        try:
+            value = await afn()
+        except BaseException as exc:
+            ticket.fail(exc)
+            raise
+        return ticket.commit(value)
+
+    def run(
+        self,
+        name: str,
+        args: Any,
+        call_id: Optional[str],
+        fn: Callable[[], Any],
+        *,
+        to_text: Optional[Callable[[Any], str]] = None,
+    ) -> Outcome:
+        """Sync :meth:`arun`."""
+        ticket = self.begin(name, args, call_id, to_text=to_text)
+        if isinstance(ticket, Outcome):
+            return ticket
         try:
             value = fn()
         except BaseException as exc:
-            self._fail(reservation, decision, call_id, exc, record_failure)
+            ticket.fail(exc)
             raise
-        if reservation is not None:
-            reservation.commit(value)
-        self._ledger_complete(decision, call_id, _jsonable(value, render))
-        return Outcome(value, True, "new")
+        return ticket.commit(value)
 
     def _refused(self, reservation: Any, previous: Any, decision: Any, call_id: Optional[str],
                  render: Callable[[Any], str]) -> Outcome:
@@ -267,14 +279,49 @@ class ToolCallGate:
         self._ledger_complete(decision, call_id, _jsonable(outcome.value, render))
         return outcome
 
-    def _fail(self, reservation: Any, decision: Any, call_id: Optional[str], exc: BaseException,
-              record_failure: Callable[[BaseException], Any]) -> None:
-        if reservation is not None:
+
+class Pending:
+    """A call the gate allowed: the caller runs the tool, then :meth:`commit` or :meth:`fail`
+    exactly once. Used directly by hook-based adapters (Strands), where the tool runs between
+    two callbacks."""
+
+    def __init__(self, gate: ToolCallGate, reservation: Any, decision: Any, call_id: Optional[str],
+                 render: Callable[[Any], str]) -> None:
+        self.gate = gate
+        self.reservation = reservation
+        self.decision = decision
+        self.call_id = call_id
+        self.render = render
+        self.done = False
+
+    def commit(self, value: Any) -> Outcome:
+        """Record the tool's result: later duplicates in the turn and replays of the call id
+        get it."""
+        self._finish()
+        if self.reservation is not None:
+            self.reservation.commit(value)
+        self.gate._ledger_complete(self.decision, self.call_id, _jsonable(value, self.render))
+        return Outcome(value, True, "new")
+
+    def fail(self, exc: Optional[BaseException] = None, shown: Any = None) -> None:
+        """The tool failed (``exc``) or did not run (``exc`` a cancellation, or ``None``).
+
+        A failure (an ``Exception``) is committed to the turn as ``shown`` (default: the error
+        text), so an identical retry in the same turn gets the same error instead of
+        hammering a failing tool; a cancellation forgets the call. Either way the ledger id is
+        released, so a retried turn may run it again."""
+        self._finish()
+        if self.reservation is not None:
             if isinstance(exc, Exception):
-                reservation.commit(record_failure(exc))
-            else:  # cancelled or interrupted: it did not produce anything the model saw
-                reservation.cancel()
-        self._ledger_release(decision, call_id)
+                self.reservation.commit(shown if shown is not None else _failure_text(exc))
+            else:
+                self.reservation.cancel()
+        self.gate._ledger_release(self.decision, self.call_id)
+
+    def _finish(self) -> None:
+        if self.done:
+            raise RuntimeError("this call was already committed or failed")
+        self.done = True
 
 
 def _decision_should_run(decision: Any) -> bool:
