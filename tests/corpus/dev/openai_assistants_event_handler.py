@@ -1,0 +1,46 @@
+import json
+
+from openai import AssistantEventHandler, OpenAI
+from typing_extensions import override
+
+from .tools import call_tool
+
+client = OpenAI()
+
+
+class ToolRunner(AssistantEventHandler):
+    def __init__(self, thread_id: str) -> None:
+        super().__init__()
+        self.thread_id = thread_id
+        self.outputs: list[dict] = []
+
+    @override
+    def on_text_delta(self, delta, snapshot):
+        print(delta.value, end="", flush=True)
+
+    @override
+    def on_tool_call_done(self, tool_call):
+        if tool_call.type == "function":
+            result = call_tool(tool_call.function.name, json.loads(tool_call.function.arguments))
+            self.outputs.append({"tool_call_id": tool_call.id, "output": json.dumps(result)})
+
+    @override
+    def on_event(self, event):
+        if event.event == "thread.run.requires_action":
+            run = event.data
+            for tc in run.required_action.submit_tool_outputs.tool_calls:
+                result = call_tool(tc.function.name, json.loads(tc.function.arguments))
+                self.outputs.append({"tool_call_id": tc.id, "output": json.dumps(result)})
+            with client.beta.threads.runs.submit_tool_outputs_stream(
+                thread_id=self.thread_id, run_id=run.id, tool_outputs=self.outputs,
+                event_handler=ToolRunner(self.thread_id),
+            ) as stream:
+                stream.until_done()
+
+
+def ask(thread_id: str, assistant_id: str, text: str) -> None:
+    client.beta.threads.messages.create(thread_id=thread_id, role="user", content=text)
+    with client.beta.threads.runs.stream(
+        thread_id=thread_id, assistant_id=assistant_id, event_handler=ToolRunner(thread_id)
+    ) as stream:
+        stream.until_done()
