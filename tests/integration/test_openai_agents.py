@@ -1,0 +1,197 @@
+"""OpenAI Agents SDK adapter against the real ``openai-agents`` ``Runner``.
+
+The model is a minimal ``agents.models.interface.Model`` implementation (as the SDK's own
+tests' ``FakeModel``) that answers from a script and records every input it receives, so the
+tests assert on the ``function_call_output`` items the model actually got. Tracing is
+disabled: nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+
+import pytest
+
+from adapters_support import require
+
+require("agents")
+
+from agents import Agent, FunctionTool, Runner, SQLiteSession, function_tool, set_tracing_disabled  # noqa: E402
+from agents.items import ModelResponse  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import (  # noqa: E402
+    Response,
+    ResponseCompletedEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from dupguard.runtime import ConcurrentInvocationError, InvocationGuard, ToolPolicy, TurnToolGuard  # noqa: E402
+from dupguard.runtime.adapters.openai_agents import OpenAIAgentsGuard  # noqa: E402
+
+pytestmark = pytest.mark.timeout(30)
+set_tracing_disabled(True)
+
+
+def call(call_id: str, **kwargs) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(type="function_call", id=f"fc_{call_id}", call_id=call_id, name="send_email",
+                                    arguments=json.dumps(kwargs), status="completed")
+
+
+def message(text: str) -> ResponseOutputMessage:
+    return ResponseOutputMessage(id="msg", type="message", role="assistant", status="completed",
+                                 content=[ResponseOutputText(type="output_text", text=text, annotations=[])])
+
+
+class ScriptedModel(Model):
+    """The n-th model call after the last user input item gets ``script[text][n]``. Keyed by
+    the user text so concurrent runs stay deterministic; ``seen`` records each input."""
+
+    def __init__(self, script: dict[str, list]) -> None:
+        self.script = script
+        self.seen: list[list] = []
+
+    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                           tracing, **kwargs):
+        items = [input] if isinstance(input, str) else copy.deepcopy(list(input))
+        self.seen.append(items)
+        users = [i for i, item in enumerate(items) if isinstance(item, str) or item.get("role") == "user"]
+        last = users[-1]
+        user_text = items[last] if isinstance(items[last], str) else items[last]["content"]
+        # one step per earlier model response in this turn: a run of consecutive function_call items
+        tail = [item if isinstance(item, dict) else {} for item in items[last + 1:]]
+        step = sum(1 for i, item in enumerate(tail) if item.get("type") == "function_call"
+                   and (i == 0 or tail[i - 1].get("type") != "function_call"))
+        reply = self.script[user_text][step]
+        await asyncio.sleep(0)
+        output = [message(reply)] if isinstance(reply, str) else list(reply)
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+    async def stream_response(self, *args, **kwargs):
+        """The scripted response as one ``response.completed`` event (what the SDK needs)."""
+        response = await self.get_response(*args, **kwargs)
+        yield ResponseCompletedEvent(
+            type="response.completed", sequence_number=0,
+            response=Response(id="resp", created_at=0, model="scripted", object="response",
+                              output=response.output, tool_choice="auto", tools=[], parallel_tool_calls=True),
+        )
+
+    def outputs(self, index: int) -> list[dict]:
+        """The ``function_call_output`` items in the ``index``-th model input."""
+        return [item for item in self.seen[index] if isinstance(item, dict)
+                and item.get("type") == "function_call_output"]
+
+
+def make_tool(effects, delay: float = 0.02) -> FunctionTool:
+    @function_tool
+    async def send_email(to: str) -> str:
+        """Send an email (a side effect that must happen once)."""
+        n = effects.record(to=to)
+        await asyncio.sleep(delay)
+        return f"sent email #{n} to {to}"
+
+    return send_email
+
+
+FIRST = {"email bob": [[call("c1", to="bob"), call("c2", to="bob")], "done"]}
+RETRY = {"email bob": [[call("c1", to="bob")], "done again"]}
+
+
+async def turn_then_retry(effects, guard):
+    model, retry_model = ScriptedModel(FIRST), ScriptedModel(RETRY)
+    tools = [make_tool(effects)]
+    if guard:
+        tools = guard.tools(tools)
+    for m in (model, retry_model):
+        agent = Agent(name="assistant", model=m, tools=tools)
+        if guard:
+            await guard.run(agent, "email bob")
+        else:
+            await Runner.run(agent, "email bob")
+    return model, retry_model
+
+
+async def test_without_adapter_the_side_effect_repeats(effects):
+    await turn_then_retry(effects, None)
+    assert effects.count == 3
+
+
+async def test_duplicate_in_run_and_retried_run_execute_once(effects):
+    from dupguard.runtime import ToolCallLedger
+
+    model, retry_model = await turn_then_retry(effects, OpenAIAgentsGuard(ledger=ToolCallLedger(scope="chat-1")))
+    assert effects.count == 1
+    first, second = model.outputs(1)
+    assert (first["call_id"], first["output"]) == ("c1", "sent email #1 to bob")
+    assert second["call_id"] == "c2"
+    assert "identical arguments" in second["output"] and "sent email #1 to bob" in second["output"]
+    (replayed,) = retry_model.outputs(1)
+    assert replayed["call_id"] == "c1"
+    assert "already executed" in replayed["output"] and "sent email #1 to bob" in replayed["output"]
+
+
+async def test_limit_reason_reaches_the_model(effects):
+    guard = OpenAIAgentsGuard(turn_guard=lambda: TurnToolGuard({"send_email": ToolPolicy(max_calls=1)}))
+    model = ScriptedModel({"email two": [[call("a", to="bob")], [call("b", to="eve")], "stop"]})
+    await guard.run(Agent(name="a", model=model, tools=guard.tools([make_tool(effects)])), "email two")
+    assert [c["to"] for c in effects.calls] == ["bob"]
+    assert "reached its limit of 1" in model.outputs(2)[-1]["output"]
+
+
+CONCURRENT = {"email bob": [[call("b1", to="bob")], "done bob"], "email eve": [[call("e1", to="eve")], "done eve"]}
+
+
+async def history(session) -> list[tuple[str, str]]:
+    out = []
+    for item in await session.get_items():
+        kind = item.get("type") or "message"
+        if kind == "function_call":
+            out.append(("call", item["call_id"]))
+        elif kind == "function_call_output":
+            out.append(("output", item["output"]))
+        elif item.get("role") == "user":
+            out.append(("user", item["content"]))
+        else:
+            out.append(("assistant", item["content"][0]["text"]))
+    return out
+
+
+def expected(user: str, call_id: str, to: str, n: int) -> list[tuple[str, str]]:
+    return [("user", user), ("call", call_id), ("output", f"sent email #{n} to {to}"), ("assistant", f"done {to}")]
+
+
+async def test_wait_mode_serialises_two_runs_on_one_session(effects):
+    guard = OpenAIAgentsGuard(invocation=InvocationGuard("wait"))
+    agent = Agent(name="a", model=ScriptedModel(CONCURRENT), tools=guard.tools([make_tool(effects, 0.05)]))
+    session = SQLiteSession("shared")
+    results = await asyncio.gather(guard.run(agent, "email bob", session=session),
+                                   guard.run(agent, "email eve", session=session))
+    assert [r.final_output for r in results] == ["done bob", "done eve"]
+    assert await history(session) == expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
+
+
+async def test_throw_mode_fails_the_second_run_fast(effects):
+    guard = OpenAIAgentsGuard(invocation="throw")
+    agent = Agent(name="a", model=ScriptedModel(CONCURRENT), tools=guard.tools([make_tool(effects, 0.05)]))
+    session = SQLiteSession("shared")
+    first = asyncio.ensure_future(guard.run(agent, "email bob", session=session))
+    while not guard.invocation.busy:
+        await asyncio.sleep(0)
+    with pytest.raises(ConcurrentInvocationError):
+        await guard.run(agent, "email eve", session=session)
+    assert (await first).final_output == "done bob"
+    assert await history(session) == expected("email bob", "b1", "bob", 1)
+
+
+async def test_stream_holds_the_guard_until_the_stream_ends(effects):
+    guard = OpenAIAgentsGuard(invocation="throw")
+    agent = Agent(name="a", model=ScriptedModel(CONCURRENT), tools=guard.tools([make_tool(effects)]))
+    events = []
+    async for event in guard.stream(agent, "email bob"):
+        events.append(event)
+        assert guard.invocation.busy
+    assert not guard.invocation.busy and effects.count == 1 and events
