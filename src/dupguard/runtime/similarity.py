@@ -35,7 +35,7 @@ STOP_WORDS = frozenset(
     """a an the of for to in on at by from with about into onto as is are was were be been
     this that these those it its me my i we our you your please pls kindly can could would
     should will just some any and or find search look lookup show get give tell what which who
-    whose how where when""".split()
+    whose how where when do does did have has had there also than then""".split()
 )
 
 #: Words that flip or restrict meaning; two queries whose sets of these differ are never similar.
