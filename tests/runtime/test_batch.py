@@ -126,7 +126,8 @@ def test_commit_from_an_older_turn_raises_stale_batch_error():
         return call.name
 
     async def main():
-        task = asyncio.ensure_future(run_batch([openai_call(1, "slow"), openai_call(2, "fast")], execute, clock=clock))
+        calls = [openai_call(1, "slow"), openai_call(2, "fast")]
+        task = asyncio.ensure_future(run_batch(calls, execute, clock=clock))
         await asyncio.sleep(0.01)
         clock.advance()  # the loop moved on to a newer turn while the tools ran
         return await task
@@ -135,7 +136,10 @@ def test_commit_from_an_older_turn_raises_stale_batch_error():
         asyncio.run(main())
     assert "turn 1" in str(info.value) and "turn 2" in str(info.value)
     orphans = clock.orphans()
-    assert sorted((o.call_id, o.why, o.turn) for o in orphans) == [("call_1", "stale", 1), ("call_2", "stale", 1)]
+    assert sorted((o.call_id, o.why, o.turn) for o in orphans) == [
+        ("call_1", "stale", 1),
+        ("call_2", "stale", 1),
+    ]
 
 
 def test_manual_batch_stale_commit():
@@ -162,7 +166,8 @@ def test_late_results_go_to_the_orphan_buffer_not_the_returned_list():
         return "fast value"
 
     async def main():
-        results = await run_batch([openai_call(1, "slow"), openai_call(2, "fast")], execute, clock=clock, timeout=0.05)
+        calls = [openai_call(1, "slow"), openai_call(2, "fast")]
+        results = await run_batch(calls, execute, clock=clock, timeout=0.05)
         assert clock.orphans() == []  # not yet arrived
         await asyncio.sleep(0.3)  # let the slow tool finish in the background
         return results
@@ -173,7 +178,8 @@ def test_late_results_go_to_the_orphan_buffer_not_the_returned_list():
     assert results[1].value == "fast value"
     assert all("LATE VALUE" != r.value for r in results)
     (orphan,) = clock.orphans()
-    assert (orphan.call_id, orphan.name, orphan.value, orphan.why, orphan.turn) == ("call_1", "slow", "LATE VALUE", "late", 1)
+    got = (orphan.call_id, orphan.name, orphan.value, orphan.why, orphan.turn)
+    assert got == ("call_1", "slow", "LATE VALUE", "late", 1)
     assert clock.drain_orphans() == [orphan] and clock.orphans() == []
 
 

@@ -117,6 +117,8 @@ def test_fallback_used_when_rapidfuzz_cannot_be_imported():
         "assert similar('cheap flights to rome', 'cheap flight to rome')\n"
         "print('ok')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"

@@ -144,7 +144,9 @@ class InvocationGuard:
 
     # -- acquire / release -------------------------------------------------------------------
 
-    def _enter(self, token: Any, *, blocking_in_loop_ok: bool) -> tuple[Ticket, Optional[concurrent.futures.Future]]:
+    def _enter(
+        self, token: Any, *, blocking_in_loop_ok: bool
+    ) -> tuple[Ticket, Optional[concurrent.futures.Future]]:
         """Take the guard or join the queue, atomically. Returns the ticket and, when the
         caller must wait, the future that will be resolved when ownership is handed over."""
         ticket = Ticket(self, token, next(self._serials))
@@ -282,7 +284,9 @@ class InvocationGuard:
             self._inflight[token] = leader
             return False, leader
 
-    def _settle(self, token: Any, leader: concurrent.futures.Future, value: Any, error: Optional[BaseException]) -> None:
+    def _settle(
+        self, token: Any, leader: concurrent.futures.Future, value: Any, error: Optional[BaseException]
+    ) -> None:
         with self._mutex:
             if self._inflight.get(token) is leader:
                 del self._inflight[token]
@@ -330,7 +334,9 @@ class InvocationGuard:
             self._settle(token, future, value, None)
         return value
 
-    def guarded(self, fn: Optional[Callable] = None, *, token: Optional[Callable[..., Hashable]] = None) -> Any:
+    def guarded(
+        self, fn: Optional[Callable] = None, *, token: Optional[Callable[..., Hashable]] = None
+    ) -> Any:
         """Decorator: every call of ``fn`` runs under this guard.
 
         Works on sync and async functions and methods, and on (async) generator functions,

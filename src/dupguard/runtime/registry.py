@@ -109,6 +109,9 @@ class SessionRegistry(Generic[T]):
                     dropped.append((sid, slot.value))
         return dropped
 
+    def _idle_expired(self, slot: _Slot[T], now: float) -> bool:
+        return self._ttl is not None and slot.users == 0 and now - slot.last_used >= self._ttl
+
     def _notify(self, dropped: list[tuple[str, T]]) -> None:
         if self._on_evict is not None:
             for sid, value in dropped:
@@ -123,7 +126,7 @@ class SessionRegistry(Generic[T]):
             with self._lock:
                 now = self._clock()
                 slot = self._slots.get(session_id)
-                if slot is not None and self._ttl is not None and slot.users == 0 and now - slot.last_used >= self._ttl:
+                if slot is not None and self._idle_expired(slot, now):
                     del self._slots[session_id]
                     dropped = [(session_id, slot.value)]
                     slot = None
