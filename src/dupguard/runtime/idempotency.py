@@ -1,0 +1,326 @@
+"""One execution per key: ``Idempotency`` and the ``@idempotent`` decorator.
+
+The first caller for a key claims it (one atomic store operation), runs the function under a
+lease that a heartbeat keeps renewing, and stores the result. Every other caller with that
+key, in any thread, event loop, process or host sharing the store, either
+
+* gets the stored result (the key completed: results replay until ``ttl``),
+* gets ``IdempotencyInProgress`` (``on_in_progress="raise"``; retryable, ``retry_after``), or
+* waits for the running call and then gets its result (``on_in_progress="wait"``).
+
+If the function raises, the claim is released and the error propagates: a retry may run it
+again. If the holder dies, its lease runs out and the next caller takes the key over with a
+higher fence; should the old holder come back and try to store a result, it gets
+``LeaseLost``. The same key with a different ``payload`` is a client bug and raises
+``IdempotencyPayloadMismatch``; the payload is compared by a SHA-256 of its canonical JSON.
+
+Waiting: waiters in this process are woken by the completing holder through private
+``concurrent.futures.Future`` objects (``asyncio.wrap_future`` for async waiters, so waiters
+on one loop are woken by a holder on another); for stores shared with other processes they
+also poll the store with a growing interval, never waiting past the holder's lease.
+
+Results are JSON values (see :mod:`dupguard.runtime.backends`). When a result cannot be
+encoded, the caller that ran the function still gets it (with a ``RuntimeWarning``), the key
+is recorded as done without the value, and later duplicates raise ``TypeError`` instead of
+running the function again.
+
+When the store fails while the function runs, the holder keeps trying to record the result
+for up to ``lease`` seconds (the function ran; a retry must find its result). If the store
+stays unreachable it raises ``StoreError`` with ``retryable = False``, ``executed = True``
+and the value in ``result``: the caller knows the effect happened although it is not
+recorded. A ``StoreError`` raised before the function started has ``executed = False`` and
+is retryable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import inspect
+import json
+import time
+import warnings
+from typing import Any, Awaitable, Callable, Literal, TypeVar
+
+from . import _waiters
+from .backends import Backend, Claim, default_backend, encode_result
+from .errors import (
+    IdempotencyInProgress,
+    IdempotencyKeyMissing,
+    IdempotencyPayloadMismatch,
+    LeaseLost,
+    StoreError,
+)
+from .lease import Lease, _note
+
+__all__ = ["Idempotency", "idempotent", "payload_hash"]
+
+T = TypeVar("T")
+
+_UNSTORED = "__dupguard_unstored_result__"
+
+
+def _jsonable(obj: Any) -> Any:
+    """Stand-in for values JSON cannot encode: compared by type, stable across processes."""
+    return f"<{type(obj).__module__}.{type(obj).__qualname__}>"
+
+
+def payload_hash(payload: Any) -> str | None:
+    """SHA-256 (hex, 32 chars) of the payload's canonical JSON; ``None`` for no payload.
+
+    Keys are sorted, so ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}`` are the same payload;
+    objects JSON cannot encode are compared by their type only.
+    """
+    if payload is None:
+        return None
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=_jsonable,
+                      ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _check_key(key: Any) -> str:
+    if key is None or key == "":
+        raise IdempotencyKeyMissing("an idempotency key is required and must not be empty")
+    return key if isinstance(key, str) else str(key)
+
+
+class _Poll:
+    """How long a waiter sleeps before looking at the store again.
+
+    Never longer than the holder's remaining lease (then the key may be taken over); for
+    stores shared with other processes also never longer than a backoff that starts at
+    10 ms and grows to 250 ms, since only in-process completions wake a waiter early.
+    """
+
+    def __init__(self, local_only: bool) -> None:
+        self.local_only = local_only
+        self.step = 0.01
+
+    def next(self, claim: Claim) -> float:
+        until_expiry = claim.remaining + 0.002
+        if self.local_only:
+            return until_expiry
+        step, self.step = self.step, min(self.step * 1.5, 0.25)
+        return min(until_expiry, step)
+
+
+class Idempotency:
+    """Run a function once per key, against a store shared by every caller.
+
+    ``ttl`` is how long a result is kept (and replayed), in seconds; ``lease`` how long a
+    holder that stops renewing keeps the key; ``on_in_progress`` what a duplicate does while
+    the first call runs: ``"raise"`` or ``"wait"``.
+    """
+
+    def __init__(self, store: Backend | None = None, *, ttl: float = 3600, lease: float = 60,
+                 on_in_progress: Literal["raise", "wait"] = "raise") -> None:
+        if on_in_progress not in ("raise", "wait"):
+            raise ValueError(f"on_in_progress must be 'raise' or 'wait', not {on_in_progress!r}")
+        if ttl <= 0 or lease <= 0:
+            raise ValueError("ttl and lease must be positive")
+        self._store = store
+        self.ttl = float(ttl)
+        self.lease = float(lease)
+        self.on_in_progress = on_in_progress
+
+    def __repr__(self) -> str:
+        return (f"Idempotency({self.store!r}, ttl={self.ttl:g}, lease={self.lease:g}, "
+                f"on_in_progress={self.on_in_progress!r})")
+
+    @property
+    def store(self) -> Backend:
+        return self._store if self._store is not None else default_backend()
+
+    # ------------------------------------------------------------------ decisions
+    @staticmethod
+    def _store_key(key: Any) -> str:
+        return "idem:" + _check_key(key)
+
+    def _settle(self, key: str, claim: Claim, phash: str | None) -> tuple[bool, Any]:
+        """Turn a claim into (finished, value): a replayed result, or an error, or go on."""
+        if claim.status != "acquired" and phash and claim.payload and claim.payload != phash:
+            raise IdempotencyPayloadMismatch(
+                f"idempotency key {key!r} was first used with a different payload")
+        if claim.status == "done":
+            result = claim.result
+            if isinstance(result, dict) and _UNSTORED in result:
+                raise TypeError(f"idempotency key {key!r} already ran, but its result "
+                                f"({result[_UNSTORED]}) could not be stored to replay")
+            return True, result
+        if claim.status == "busy" and self.on_in_progress == "raise":
+            exc = IdempotencyInProgress(
+                f"idempotency key {key!r} is being processed; retry in {claim.remaining:.2f}s at most")
+            exc.retry_after = claim.remaining  # type: ignore[attr-defined]
+            raise exc
+        return False, None
+
+    @staticmethod
+    def _storable(key: str, value: Any) -> Any:
+        try:
+            encode_result(value)
+            return value
+        except TypeError as exc:
+            warnings.warn(f"dupguard: the result of {key!r} is not JSON-serialisable ({exc}); "
+                          "duplicates will get TypeError instead of a replay", RuntimeWarning,
+                          stacklevel=4)
+            return {_UNSTORED: type(value).__qualname__}
+
+    def _unrecorded(self, key: str, value: Any, error: StoreError) -> StoreError:
+        exc = StoreError(f"idempotency key {key!r}: the function ran but its result could not be "
+                         f"recorded ({error}); do not retry blindly, it may run again")
+        exc.retryable = False
+        exc.executed = True  # type: ignore[attr-defined]
+        exc.result = value  # type: ignore[attr-defined]
+        return exc
+
+    @staticmethod
+    def _before_start(error: StoreError) -> StoreError:
+        error.executed = False  # type: ignore[attr-defined]
+        return error
+
+    # ------------------------------------------------------------------ sync
+    def run(self, key: str, fn: Callable[[], T], *, payload: Any = None) -> T:
+        """Run ``fn()`` once for ``key``; duplicates replay, wait or raise (see the class)."""
+        skey = self._store_key(key)
+        phash = payload_hash(payload)
+        store = self.store
+        waiters = store.waiters if self.on_in_progress == "wait" else None
+        poll = _Poll(store.local_only)
+        while True:
+            fut = waiters.register(skey) if waiters is not None else None
+            try:
+                try:
+                    claim = store.claim(skey, lease=self.lease, payload=phash)
+                except StoreError as exc:
+                    raise self._before_start(exc)
+                if claim.acquired:
+                    break
+                finished, value = self._settle(key, claim, phash)
+                if finished:
+                    return value
+                _waiters.wait(fut, poll.next(claim))  # type: ignore[arg-type]
+            finally:
+                if fut is not None:
+                    waiters.unregister(skey, fut)  # type: ignore[union-attr]
+        return self._execute(store, key, skey, claim.fence, fn)
+
+    def _execute(self, store: Backend, key: str, skey: str, fence: int, fn: Callable[[], T]) -> T:
+        lease = Lease(store, skey, fence, ttl=self.lease, max_run=self.ttl).start()
+        try:
+            value = fn()
+        except BaseException as exc:
+            try:
+                lease.release()
+            except (LeaseLost, StoreError) as failure:
+                _note(exc, skey, failure)
+            raise
+        lease.stop()
+        stored = self._storable(key, value)
+        deadline = time.monotonic() + self.lease
+        delay = 0.05
+        while True:
+            try:
+                store.complete(skey, fence, stored, ttl=self.ttl)
+                return value
+            except StoreError as exc:  # the function ran: keep trying to record it
+                if time.monotonic() + delay > deadline:
+                    raise self._unrecorded(key, value, exc) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    # ------------------------------------------------------------------ async
+    async def arun(self, key: str, afn: Callable[[], Awaitable[T]], *, payload: Any = None) -> T:
+        """``await afn()`` once for ``key``; duplicates replay, wait or raise (see the class)."""
+        skey = self._store_key(key)
+        phash = payload_hash(payload)
+        store = self.store
+        waiters = store.waiters if self.on_in_progress == "wait" else None
+        poll = _Poll(store.local_only)
+        while True:
+            fut = waiters.register(skey) if waiters is not None else None
+            try:
+                try:
+                    claim = await store.aclaim(skey, lease=self.lease, payload=phash)
+                except StoreError as exc:
+                    raise self._before_start(exc)
+                if claim.acquired:
+                    break
+                finished, value = self._settle(key, claim, phash)
+                if finished:
+                    return value
+                await _waiters.await_(fut, poll.next(claim))  # type: ignore[arg-type]
+            finally:
+                if fut is not None:
+                    waiters.unregister(skey, fut)  # type: ignore[union-attr]
+        return await self._aexecute(store, key, skey, claim.fence, afn)
+
+    async def _aexecute(self, store: Backend, key: str, skey: str, fence: int,
+                        afn: Callable[[], Awaitable[T]]) -> T:
+        lease = Lease(store, skey, fence, ttl=self.lease, max_run=self.ttl).astart()
+        try:
+            value = await afn()
+        except BaseException as exc:  # includes cancellation: give the key back
+            try:
+                await lease.arelease()
+            except (LeaseLost, StoreError) as failure:
+                _note(exc, skey, failure)
+            raise
+        await lease.astop()
+        stored = self._storable(key, value)
+        deadline = time.monotonic() + self.lease
+        delay = 0.05
+        while True:
+            try:
+                await store.acomplete(skey, fence, stored, ttl=self.ttl)
+                return value
+            except StoreError as exc:
+                if time.monotonic() + delay > deadline:
+                    raise self._unrecorded(key, value, exc) from exc
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+
+def idempotent(store: Backend | None = None, *, key: Callable[..., Any], scope: str | None = None,
+               on_in_progress: Literal["raise", "wait"] = "raise", ttl: float = 3600,
+               lease: float = 60, payload: Callable[..., Any] | None = None) -> Callable:
+    """Decorate a sync or async function so each key runs once (see :class:`Idempotency`).
+
+    ``key(*args, **kwargs)`` computes the idempotency key from the call's arguments; ``None``
+    or ``""`` raises ``IdempotencyKeyMissing``. ``scope`` namespaces the keys (default: the
+    function's module and qualified name), so two functions can use the same keys.
+    ``payload(*args, **kwargs)`` is what must match between calls with one key; by default
+    all the arguments, so a key reused for a different call raises
+    ``IdempotencyPayloadMismatch`` instead of silently replaying someone else's result.
+    """
+    if store is not None and not isinstance(store, Backend):
+        raise TypeError("idempotent() takes a store (or None) and keyword arguments: "
+                        "@idempotent(key=lambda order_id: order_id)")
+    idem = Idempotency(store, ttl=ttl, lease=lease, on_in_progress=on_in_progress)
+
+    def decorate(fn: Callable) -> Callable:
+        namespace = scope or f"{fn.__module__}.{fn.__qualname__}"
+
+        def prepare(args: tuple, kwargs: dict) -> tuple[str, Any]:
+            k = _check_key(key(*args, **kwargs))
+            p = payload(*args, **kwargs) if payload is not None else {"args": args, "kwargs": kwargs}
+            return f"{namespace}:{k}", p
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                k, p = prepare(args, kwargs)
+                return await idem.arun(k, lambda: fn(*args, **kwargs), payload=p)
+
+            awrapper.idempotency = idem  # type: ignore[attr-defined]
+            return awrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            k, p = prepare(args, kwargs)
+            return idem.run(k, lambda: fn(*args, **kwargs), payload=p)
+
+        wrapper.idempotency = idem  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate

@@ -1,0 +1,337 @@
+"""Leases with fencing, kept alive by a heartbeat; ``turn_lease`` for one consumer per turn.
+
+A :class:`Lease` is the value a successful claim hands to its owner: the key and the
+**fence**. While the owner works, a heartbeat renews the lease every third of its length, so
+only an owner that died (process killed, host gone) or is stuck stops renewing and can be
+taken over. A takeover gives the new owner a higher fence, and every later write by the old
+owner (``complete``, ``renew``, ``release``) is refused with ``LeaseLost``: pass
+``lease.fence`` on to other systems as a fencing token and they can refuse it too.
+
+Heartbeats of sync code run on one shared daemon thread (a timer heap), so a lease costs a
+heap entry, not a thread. Heartbeats of async code are ``loop.call_later`` callbacks that
+start a short renewal task on the owner's loop: if that loop is blocked the renewals stop,
+which is exactly what should happen to a stuck owner. A call that runs longer than
+``max_run`` (the idempotency ``ttl``) is also treated as stuck: its heartbeat stops and the
+lease runs out.
+
+``turn_lease(backend, key, ttl=…)`` is seed 001's "single-consumer ownership of each chat
+turn": entering it claims the turn, leaving it normally marks the turn done (a redelivered
+job then gets :class:`TurnCompleted`), leaving with an exception gives the turn back so the
+job can be retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import os
+import threading
+import time
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, AsyncIterator, Iterator
+
+from .backends import Backend, default_backend
+from .errors import DupguardError, IdempotencyInProgress, LeaseLost, StoreError
+
+__all__ = ["Lease", "TurnCompleted", "turn_lease", "aturn_lease"]
+
+log = logging.getLogger("dupguard.runtime")
+
+
+class TurnCompleted(DupguardError):
+    """This turn was already processed to the end by some consumer: ack the job, drop it."""
+
+
+class Lease:
+    """Ownership of ``key`` under ``fence`` for ``ttl`` seconds at a time, renewed by a heartbeat.
+
+    ``heartbeat`` is the renewal interval (default ``ttl / 3``; ``0`` turns it off, then the
+    owner renews with :meth:`check`). ``max_run`` caps how long the heartbeat keeps a call
+    alive. ``lost`` turns true once the store refused a renewal.
+    """
+
+    def __init__(self, backend: Backend, key: str, fence: int, *, ttl: float,
+                 heartbeat: float | None = None, max_run: float | None = None) -> None:
+        if ttl <= 0:
+            raise ValueError("a lease needs ttl > 0")
+        self.backend = backend
+        self.key = key
+        self.fence = fence
+        self.ttl = float(ttl)
+        self.interval = self.ttl / 3 if heartbeat is None else float(heartbeat)
+        self.max_run = max_run
+        self.started = time.monotonic()
+        self.confirmed = self.started  # last time the store confirmed the lease
+        self._lost: LeaseLost | None = None
+        self._stopped = False
+        self._beat_lock = threading.Lock()  # held while a sync renewal is in flight
+        self._on_thread = False  # renewed by the shared heartbeat thread
+        self._handle: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task | None = None
+
+    def __repr__(self) -> str:
+        return f"Lease(key={self.key!r}, fence={self.fence}, lost={self.lost})"
+
+    @property
+    def lost(self) -> bool:
+        """True once the store refused this lease (a takeover or a completion by another fence)."""
+        return self._lost is not None
+
+    # ------------------------------------------------------------------ explicit checks
+    def check(self) -> None:
+        """Ask the store whether the lease is still ours (and extend it); ``LeaseLost`` if not.
+
+        Call it right before an effect that must not happen twice (publishing a reply,
+        acking a job). ``StoreError`` means the store could not answer: the lease may still be
+        ours, but nothing proves it.
+        """
+        if self._lost is not None:
+            raise self._lost
+        try:
+            self.backend.renew(self.key, self.fence, lease=self.ttl)
+        except LeaseLost as exc:
+            self._lost = exc
+            raise
+        self.confirmed = time.monotonic()
+
+    async def acheck(self) -> None:
+        """:meth:`check` for async code."""
+        if self._lost is not None:
+            raise self._lost
+        try:
+            await self.backend.arenew(self.key, self.fence, lease=self.ttl)
+        except LeaseLost as exc:
+            self._lost = exc
+            raise
+        self.confirmed = time.monotonic()
+
+    # ------------------------------------------------------------------ heartbeat (sync)
+    def _next_delay(self, ok: bool) -> float | None:
+        if self._stopped or self._lost is not None:
+            return None
+        if self.max_run is not None and time.monotonic() - self.started >= self.max_run:
+            log.warning("dupguard: %r ran longer than %.0fs: treated as stuck, no more renewals",
+                        self.key, self.max_run)
+            return None
+        # after a store error retry sooner, but keep some spacing
+        return self.interval if ok else max(0.05, min(self.interval / 4, 1.0))
+
+    def _beat(self) -> float | None:
+        """One renewal, on the heartbeat thread; returns the delay to the next one or None."""
+        with self._beat_lock:
+            if self._stopped:
+                return None
+            try:
+                self.backend.renew(self.key, self.fence, lease=self.ttl)
+                ok = True
+                self.confirmed = time.monotonic()
+            except LeaseLost as exc:
+                self._lost = exc
+                return None
+            except StoreError as exc:
+                log.debug("dupguard: renewing %r failed: %s", self.key, exc)
+                ok = False
+            except Exception:  # a broken store must not kill the shared heartbeat thread
+                log.exception("dupguard: renewing %r failed", self.key)
+                ok = False
+        return self._next_delay(ok)
+
+    def start(self) -> "Lease":
+        """Start renewing on the shared heartbeat thread (sync owners)."""
+        if self.interval > 0:
+            self._on_thread = True
+            _HEARTBEATS.add(self, self.interval)
+        return self
+
+    def stop(self) -> None:
+        """Stop renewing; waits for a renewal in flight so none lands after this returns."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._on_thread:
+            with self._beat_lock:  # a renewal in flight finishes first
+                pass
+            _HEARTBEATS.discard()
+
+    # ------------------------------------------------------------------ heartbeat (async)
+    def astart(self) -> "Lease":
+        """Start renewing on the running loop (async owners)."""
+        if self.interval > 0:
+            self._handle = asyncio.get_running_loop().call_later(self.interval, self._due)
+        return self
+
+    def _due(self) -> None:
+        self._handle = None
+        if not self._stopped:
+            self._task = asyncio.get_running_loop().create_task(self._abeat())
+
+    async def _abeat(self) -> None:
+        ok = False
+        try:
+            await self.backend.arenew(self.key, self.fence, lease=self.ttl)
+            ok = True
+            self.confirmed = time.monotonic()
+        except LeaseLost as exc:
+            self._lost = exc
+        except StoreError as exc:
+            log.debug("dupguard: renewing %r failed: %s", self.key, exc)
+        except Exception:
+            log.exception("dupguard: renewing %r failed", self.key)
+        delay = self._next_delay(ok)
+        if delay is not None:
+            self._handle = asyncio.get_running_loop().call_later(delay, self._due)
+        self._task = None
+
+    async def astop(self) -> None:
+        """Stop renewing; waits for a renewal in flight so none lands after this returns."""
+        if self._on_thread:  # started by sync code, stopped from async code
+            if not self._stopped:
+                await asyncio.to_thread(self.stop)
+            return
+        self._stopped = True
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        task = self._task
+        if task is not None and task is not asyncio.current_task():
+            try:
+                await asyncio.shield(task)
+            except Exception:  # pragma: no cover - _abeat catches its errors
+                pass
+
+    # ------------------------------------------------------------------ ending
+    def release(self) -> bool:
+        self.stop()
+        return self.backend.release(self.key, self.fence)
+
+    async def arelease(self) -> bool:
+        await self.astop()
+        return await self.backend.arelease(self.key, self.fence)
+
+    def complete(self, result: Any = None, *, ttl: float) -> None:
+        self.stop()
+        self.backend.complete(self.key, self.fence, result, ttl=ttl)
+
+    async def acomplete(self, result: Any = None, *, ttl: float) -> None:
+        await self.astop()
+        await self.backend.acomplete(self.key, self.fence, result, ttl=ttl)
+
+
+class _Heartbeats:
+    """One daemon thread renewing every sync lease in the process, from a timer heap.
+
+    Stopped leases are skipped when they come due; when they make up more than half of a
+    large heap it is rebuilt, so many short calls cannot grow it without bound.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, Lease]] = []
+        self._seq = itertools.count()
+        self._stopped_in_heap = 0
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def add(self, lease: Lease, delay: float) -> None:
+        with self._cond:
+            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
+                self._heap, self._stopped_in_heap, self._pid = [], 0, os.getpid()
+                self._thread = threading.Thread(target=self._run, name="dupguard-heartbeat", daemon=True)
+                self._thread.start()
+            heapq.heappush(self._heap, (time.monotonic() + delay, next(self._seq), lease))
+            if self._heap[0][2] is lease:
+                self._cond.notify()
+
+    def discard(self) -> None:
+        with self._cond:
+            self._stopped_in_heap += 1
+            if self._stopped_in_heap > 512 and self._stopped_in_heap * 2 > len(self._heap):
+                self._heap = [entry for entry in self._heap if not entry[2]._stopped]
+                heapq.heapify(self._heap)
+                self._stopped_in_heap = 0
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    while self._heap and self._heap[0][2]._stopped:
+                        heapq.heappop(self._heap)
+                        self._stopped_in_heap = max(0, self._stopped_in_heap - 1)
+                    if not self._heap:
+                        self._cond.wait()
+                        continue
+                    due = self._heap[0][0] - time.monotonic()
+                    if due <= 0:
+                        lease = heapq.heappop(self._heap)[2]
+                        break
+                    self._cond.wait(due)
+            delay = lease._beat()
+            if delay is not None:
+                self.add(lease, delay)
+
+
+_HEARTBEATS = _Heartbeats()
+
+
+def _claim_turn(claim: Any, key: str) -> None:
+    if claim.status == "done":
+        raise TurnCompleted(f"turn {key!r} was already completed")
+    if claim.status == "busy":
+        exc = IdempotencyInProgress(f"turn {key!r} is held by another consumer "
+                                    f"for up to {claim.remaining:.1f}s more")
+        exc.retry_after = claim.remaining  # type: ignore[attr-defined]
+        raise exc
+
+
+def _note(error: BaseException, key: str, failure: Exception) -> None:
+    """Releasing after a failure failed too: keep the original error, mention this one."""
+    if hasattr(error, "add_note"):  # Python 3.11+
+        error.add_note(f"dupguard: releasing {key!r} failed: {failure}")
+
+
+@contextmanager
+def turn_lease(backend: Backend | None, key: str, *, ttl: float = 60.0,
+               heartbeat: float | None = None, keep: float = 86400.0) -> Iterator[Lease]:
+    """Own one chat turn (or queue job) while the block runs; one consumer at a time.
+
+    Raises ``IdempotencyInProgress`` (retryable, ``retry_after`` seconds) when another live
+    consumer holds the turn and :class:`TurnCompleted` when it was already finished. A
+    normal exit records the turn as done for ``keep`` seconds, so a redelivered job is not
+    processed again; ``LeaseLost`` at that point means the lease was taken over while the
+    block ran, and the other consumer's work stands. An exception gives the turn back.
+    Call ``lease.check()`` right before effects that must happen once.
+    """
+    backend = backend or default_backend()
+    claim = backend.claim(key, lease=ttl)
+    _claim_turn(claim, key)
+    lease = Lease(backend, key, claim.fence, ttl=ttl, heartbeat=heartbeat).start()
+    try:
+        yield lease
+    except BaseException as exc:
+        try:
+            lease.release()
+        except (LeaseLost, StoreError) as failure:
+            _note(exc, key, failure)
+        raise
+    lease.complete(None, ttl=keep)
+
+
+@asynccontextmanager
+async def aturn_lease(backend: Backend | None, key: str, *, ttl: float = 60.0,
+                      heartbeat: float | None = None, keep: float = 86400.0) -> AsyncIterator[Lease]:
+    """:func:`turn_lease` for async code; the heartbeat runs on the caller's loop."""
+    backend = backend or default_backend()
+    claim = await backend.aclaim(key, lease=ttl)
+    _claim_turn(claim, key)
+    lease = Lease(backend, key, claim.fence, ttl=ttl, heartbeat=heartbeat).astart()
+    try:
+        yield lease
+    except BaseException as exc:
+        try:
+            await lease.arelease()
+        except (LeaseLost, StoreError) as failure:
+            _note(exc, key, failure)
+        raise
+    await lease.acomplete(None, ttl=keep)

@@ -1,0 +1,228 @@
+"""``ToolCallLedger``: each tool-call id executes once, however often its message is replayed.
+
+Seed 001's "store an idempotency key per tool call and skip already-processed ids", done
+atomically and across workers: ``begin(call_id, name, args)`` claims the id in the store and
+answers with a :class:`CallDecision`:
+
+* ``execute`` — you hold the call (``decision.fence``); run the tool, then
+  ``complete(call_id, result, fence=decision.fence)`` (or ``release`` if it failed);
+* ``replay`` — the call already ran; ``decision.result`` is what it returned;
+* ``in_progress`` — another worker is running it right now (``retry_after`` seconds left on
+  its lease).
+
+The same id with a different tool name or different arguments raises ``ToolCallIdReused``:
+ids are supposed to be unique, so this is a conflict to surface, not a call to run. JSON
+argument strings are compared by their parsed value (``'{"a":1}'`` equals ``'{"a": 1}'``).
+
+While a call executes, a heartbeat renews its lease (on the shared heartbeat thread after
+``begin``, on the caller's loop after ``abegin``) until ``complete`` or ``release``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal, Mapping
+
+from .backends import Backend, Claim, Record, default_backend
+from .errors import ToolCallIdReused
+from .idempotency import payload_hash
+from .lease import Lease
+
+__all__ = ["CallDecision", "ToolCallLedger", "tool_call_parts"]
+
+
+@dataclass(frozen=True)
+class CallDecision:
+    """What to do with one tool call; see the module docstring."""
+
+    action: Literal["execute", "replay", "in_progress"]
+    call_id: str
+    name: str
+    fence: int | None = None
+    result: Any = None
+    retry_after: float = 0.0
+
+    @property
+    def execute(self) -> bool:
+        return self.action == "execute"
+
+    @property
+    def replay(self) -> bool:
+        return self.action == "replay"
+
+
+def tool_call_parts(call: Any) -> tuple[str, str, Any]:
+    """``(id, name, arguments)`` of a tool call in any of the common shapes.
+
+    OpenAI chat ``{"id", "function": {"name", "arguments"}}`` (dicts or SDK objects), the
+    Responses API's ``call_id``, Anthropic's ``{"id", "name", "input"}``, and any mapping or
+    object with ``id``/``name``/``arguments`` (or ``args``).
+    """
+    def field(obj: Any, *names: str) -> Any:
+        for name in names:
+            value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+            if value is not None:
+                return value
+        return None
+
+    call_id = field(call, "call_id", "id")
+    function = field(call, "function")
+    source = function if function is not None else call
+    name = field(source, "name")
+    args = field(source, "arguments", "args", "input")
+    if call_id is None or name is None:
+        raise TypeError(f"not a tool call (needs an id and a name): {call!r}")
+    return str(call_id), str(name), args
+
+
+def _canonical_args(args: Any) -> Any:
+    if isinstance(args, (str, bytes)):
+        try:
+            return json.loads(args)
+        except ValueError:
+            return args if isinstance(args, str) else args.decode(errors="replace")
+    return args
+
+
+class ToolCallLedger:
+    """Each tool-call id executes once per ``scope`` (a conversation, a run, an agent…).
+
+    ``ttl`` is how long finished calls are remembered (and replayed), ``lease`` how long a
+    worker that stops renewing keeps a call.
+    """
+
+    def __init__(self, store: Backend | None = None, *, scope: str, ttl: float = 86400,
+                 lease: float = 60) -> None:
+        if not scope:
+            raise ValueError("a ToolCallLedger needs a scope (a conversation or run id)")
+        self._store = store
+        self.scope = scope
+        self.ttl = float(ttl)
+        self.lease = float(lease)
+        self._leases: dict[tuple[str, int], Lease] = {}
+        self._lock = threading.Lock()  # guards _leases only; never held across a store call
+
+    def __repr__(self) -> str:
+        return f"ToolCallLedger(scope={self.scope!r})"
+
+    @property
+    def store(self) -> Backend:
+        return self._store if self._store is not None else default_backend()
+
+    def _key(self, call_id: str) -> str:
+        return f"ledger:{self.scope}:{call_id}"
+
+    @staticmethod
+    def _payload(name: str, args: Any) -> str | None:
+        return payload_hash({"name": name, "arguments": _canonical_args(args)})
+
+    @staticmethod
+    def _conflict(call_id: str, name: str, stored: str | None, mine: str | None) -> None:
+        if stored and mine and stored != mine:
+            raise ToolCallIdReused(
+                f"tool call id {call_id!r} ({name}) was seen before with different arguments")
+
+    def _decide(self, call_id: str, name: str, phash: str | None, claim: Claim) -> CallDecision:
+        if claim.acquired:
+            return CallDecision("execute", call_id, name, fence=claim.fence)
+        self._conflict(call_id, name, claim.payload, phash)
+        if claim.status == "done":
+            return CallDecision("replay", call_id, name, fence=claim.fence, result=claim.result)
+        return CallDecision("in_progress", call_id, name, retry_after=claim.remaining)
+
+    def _hold(self, call_id: str, lease: Lease) -> None:
+        with self._lock:
+            self._leases[(call_id, lease.fence)] = lease
+
+    def _drop(self, call_id: str, fence: int) -> Lease | None:
+        with self._lock:
+            return self._leases.pop((call_id, fence), None)
+
+    # ------------------------------------------------------------------ sync
+    def begin(self, call_id: str, name: str, args: Any = None) -> CallDecision:
+        """Claim ``call_id``: execute it, replay its result, or see it running elsewhere."""
+        phash = self._payload(name, args)
+        claim = self.store.claim(self._key(call_id), lease=self.lease, payload=phash)
+        decision = self._decide(call_id, name, phash, claim)
+        if decision.execute:
+            self._hold(call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease,
+                                      max_run=self.ttl).start())
+        return decision
+
+    def complete(self, call_id: str, result: Any, *, fence: int) -> None:
+        """Record the result of a call you hold; ``LeaseLost`` if it was taken over."""
+        lease = self._drop(call_id, fence)
+        if lease is not None:
+            lease.stop()
+        self.store.complete(self._key(call_id), fence, result, ttl=self.ttl)
+
+    def release(self, call_id: str, *, fence: int) -> bool:
+        """Give a call back after its tool failed, so that a retry may execute it."""
+        lease = self._drop(call_id, fence)
+        if lease is not None:
+            lease.stop()
+        return self.store.release(self._key(call_id), fence)
+
+    def pending(self, calls: Iterable[Any]) -> list[Any]:
+        """The calls (as given, in order) that have not completed yet.
+
+        A read-only filter: calls running elsewhere are included (they are not finished), and
+        ``begin`` still decides who executes. A call id repeated in ``calls`` appears once; a
+        repeated or stored id with different arguments raises ``ToolCallIdReused``.
+        """
+        wanted = self._dedupe(calls)
+        return [call for call, (call_id, name, phash) in wanted
+                if self._open(call_id, name, phash, self.store.get(self._key(call_id)))]
+
+    def _dedupe(self, calls: Iterable[Any]) -> list[tuple[Any, tuple[str, str, str | None]]]:
+        seen: dict[str, str | None] = {}
+        out = []
+        for call in calls:
+            call_id, name, args = tool_call_parts(call)
+            phash = self._payload(name, args)
+            if call_id in seen:
+                self._conflict(call_id, name, seen[call_id], phash)
+                continue
+            seen[call_id] = phash
+            out.append((call, (call_id, name, phash)))
+        return out
+
+    def _open(self, call_id: str, name: str, phash: str | None, record: Record | None) -> bool:
+        if record is None:
+            return True
+        self._conflict(call_id, name, record.payload, phash)
+        return record.state != "done"
+
+    # ------------------------------------------------------------------ async
+    async def abegin(self, call_id: str, name: str, args: Any = None) -> CallDecision:
+        """:meth:`begin` for async code; the heartbeat runs on the caller's loop."""
+        phash = self._payload(name, args)
+        claim = await self.store.aclaim(self._key(call_id), lease=self.lease, payload=phash)
+        decision = self._decide(call_id, name, phash, claim)
+        if decision.execute:
+            self._hold(call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease,
+                                      max_run=self.ttl).astart())
+        return decision
+
+    async def acomplete(self, call_id: str, result: Any, *, fence: int) -> None:
+        lease = self._drop(call_id, fence)
+        if lease is not None:
+            await lease.astop()
+        await self.store.acomplete(self._key(call_id), fence, result, ttl=self.ttl)
+
+    async def arelease(self, call_id: str, *, fence: int) -> bool:
+        lease = self._drop(call_id, fence)
+        if lease is not None:
+            await lease.astop()
+        return await self.store.arelease(self._key(call_id), fence)
+
+    async def apending(self, calls: Iterable[Any]) -> list[Any]:
+        wanted = self._dedupe(calls)
+        records = await asyncio.gather(*(self.store.aget(self._key(call_id))
+                                         for _call, (call_id, _n, _p) in wanted))
+        return [call for (call, (call_id, name, phash)), record in zip(wanted, records)
+                if self._open(call_id, name, phash, record)]
+

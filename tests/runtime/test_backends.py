@@ -1,0 +1,253 @@
+"""The store contract, run unchanged against MemoryBackend, SQLiteBackend and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from dupguard.runtime import LeaseLost, MemoryBackend, SQLiteBackend, StoreError
+from dupguard.runtime.backends import default_backend
+
+
+def test_claim_busy_done_and_replay(backend):
+    first = backend.claim("k", lease=5, payload="p1")
+    assert first.acquired and first.fence > 0 and first.payload == "p1"
+    busy = backend.claim("k", lease=5, payload="p2")
+    assert busy.status == "busy" and busy.fence == first.fence and busy.payload == "p1"
+    assert 0 < busy.remaining <= 5
+
+    backend.complete("k", first.fence, {"rows": (1, 2), 3: None}, ttl=30)
+    done = backend.claim("k", lease=5)
+    # results are JSON: tuples come back as lists, keys as strings, in every backend
+    assert done.status == "done" and done.result == {"rows": [1, 2], "3": None}
+    assert done.fence == first.fence and done.payload == "p1" and 25 < done.remaining <= 30
+    record = backend.get("k")
+    assert record.state == "done" and record.result == {"rows": [1, 2], "3": None}
+    assert backend.get("missing") is None
+
+
+def test_takeover_after_expiry_gets_higher_fence_and_fences_out_the_old_owner(backend):
+    old = backend.claim("k", lease=0.15)
+    time.sleep(0.2)
+    new = backend.claim("k", lease=5)
+    assert new.acquired and new.fence > old.fence
+
+    for late_write in (lambda: backend.complete("k", old.fence, "late", ttl=30),
+                       lambda: backend.renew("k", old.fence, lease=5),
+                       lambda: backend.release("k", old.fence)):
+        with pytest.raises(LeaseLost):
+            late_write()
+    assert backend.get("k").fence == new.fence and backend.get("k").state == "pending"
+
+    backend.complete("k", new.fence, "fresh", ttl=30)
+    with pytest.raises(LeaseLost):  # completed under another fence: still refused
+        backend.complete("k", old.fence, "late", ttl=30)
+    assert backend.claim("k", lease=5).result == "fresh"
+
+
+def test_renew_keeps_the_lease_and_complete_is_idempotent_for_its_fence(backend):
+    c = backend.claim("k", lease=0.2)
+    for _ in range(3):
+        time.sleep(0.1)
+        assert backend.renew("k", c.fence, lease=0.2) == 0.2
+    assert backend.claim("k", lease=1).status == "busy"  # 0.3 s later, still held
+    backend.complete("k", c.fence, 1, ttl=30)
+    backend.complete("k", c.fence, 2, ttl=30)  # a retried complete: accepted, first value stays
+    assert backend.get("k").result == 1
+    with pytest.raises(LeaseLost):  # nothing left to renew
+        backend.renew("k", c.fence, lease=1)
+
+
+def test_owner_may_finish_after_its_lease_ran_out_if_nobody_took_over(backend):
+    c = backend.claim("k", lease=0.1)
+    time.sleep(0.15)
+    backend.complete("k", c.fence, "ok", ttl=30)
+    assert backend.get("k").result == "ok"
+
+
+def test_fenced_write_recreates_a_record_the_store_forgot(backend):
+    # what an owner sees after a store lost its data (a Redis restart without persistence):
+    # its fence still proves the grant, and nobody else holds the key
+    backend.renew("gone", 12345, lease=5)
+    assert backend.get("gone").state == "pending" and backend.get("gone").fence == 12345
+    assert backend.claim("gone", lease=5).status == "busy"
+    backend.complete("gone", 12345, "kept", ttl=30)
+    assert backend.get("gone").result == "kept"
+    backend.complete("other", 777, "kept too", ttl=30)
+    assert backend.claim("other", lease=1).result == "kept too"
+
+
+def test_release_frees_the_key_and_the_next_fence_is_higher(backend):
+    c = backend.claim("k", lease=5)
+    assert backend.release("k", c.fence) is True
+    assert backend.release("k", c.fence) is False  # nothing left to release
+    assert backend.get("k") is None
+    again = backend.claim("k", lease=5)
+    assert again.acquired and again.fence > c.fence
+    assert backend.release("nothing", 1) is False
+
+
+def test_unencodable_result_is_refused_before_the_store_changes(backend):
+    c = backend.claim("k", lease=5)
+    with pytest.raises(TypeError):
+        backend.complete("k", c.fence, object(), ttl=30)
+    assert backend.get("k").state == "pending"
+    backend.complete("k", c.fence, None, ttl=30)
+    assert backend.get("k").state == "done" and backend.get("k").result is None
+
+
+def test_expired_result_lets_the_key_run_again(backend):
+    c = backend.claim("k", lease=5)
+    backend.complete("k", c.fence, "v", ttl=0.1)
+    time.sleep(0.15)
+    assert backend.get("k") is None
+    again = backend.claim("k", lease=5)
+    assert again.acquired and again.fence > c.fence
+
+
+def test_counters_are_atomic_and_windowed(backend):
+    assert backend.incr("n") == 1
+    assert backend.incr("n", 5) == 6
+    assert backend.incr("w", ttl=0.1) == 1
+    assert backend.incr("w", ttl=0.1) == 2
+    time.sleep(0.15)
+    assert backend.incr("w", ttl=0.1) == 1
+
+    results: list[int] = []
+    lock = threading.Lock()
+
+    def bump() -> None:
+        for _ in range(25):
+            value = backend.incr("shared")
+            with lock:
+                results.append(value)
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == list(range(1, 201))  # every increment seen exactly once
+
+
+def test_exactly_one_of_many_concurrent_claims_wins(backend):
+    barrier = threading.Barrier(32)
+    claims = []
+
+    def claim() -> None:
+        barrier.wait()
+        claims.append(backend.claim("hot", lease=5))
+
+    threads = [threading.Thread(target=claim) for _ in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [c for c in claims if c.acquired]
+    assert len(winners) == 1
+    assert {c.fence for c in claims} == {winners[0].fence}
+
+
+def test_async_methods(backend):
+    async def main() -> None:
+        c = await backend.aclaim("a", lease=5)
+        assert c.acquired
+        assert (await backend.aclaim("a", lease=5)).status == "busy"
+        assert await backend.arenew("a", c.fence, lease=5) == 5
+        await backend.acomplete("a", c.fence, [1], ttl=30)
+        assert (await backend.aget("a")).result == [1]
+        with pytest.raises(LeaseLost):
+            await backend.arelease("a", c.fence + 1)
+        d = await backend.aclaim("b", lease=5)
+        assert await backend.arelease("b", d.fence) is True
+        assert await backend.aincr("n", 2) == 2
+
+    asyncio.run(main())
+
+
+def test_completion_wakes_registered_waiters(backend):
+    c = backend.claim("k", lease=5)
+    fut = backend.waiters.register("k")
+    assert not fut.done()
+    backend.complete("k", c.fence, 1, ttl=5)
+    assert fut.done()
+    fut2 = backend.waiters.register("j")
+    backend.release("j", backend.claim("j", lease=5).fence)
+    assert fut2.done()
+
+
+def test_sqlite_backends_on_one_file_share_records_and_wakeups(tmp_path):
+    a = SQLiteBackend(tmp_path / "s.db")
+    b = SQLiteBackend(tmp_path / "s.db")
+    try:
+        c = a.claim("k", lease=5)
+        assert b.claim("k", lease=5).status == "busy"
+        fut = b.waiters.register("k")
+        a.complete("k", c.fence, "x", ttl=5)
+        assert fut.done() and b.get("k").result == "x"
+        assert a.path and a.get("k").state == "done"
+        journal = a._run("PRAGMA journal_mode", ())[0][0]
+        assert journal == "wal"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_sqlite_errors_are_store_errors(tmp_path):
+    store = SQLiteBackend(tmp_path / "s.db")
+    store.close()
+    with pytest.raises(StoreError):
+        store.claim("k", lease=1)
+    with pytest.raises(StoreError):
+        SQLiteBackend(tmp_path / "no-such-dir" / "s.db")
+    with pytest.raises(ValueError):
+        SQLiteBackend(":memory:")
+
+
+def test_redis_errors_are_store_errors_not_redis_errors():
+    redis = pytest.importorskip("redis")
+    import redis.asyncio
+
+    from dupguard.runtime import RedisBackend
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = RedisBackend(f"redis://127.0.0.1:{port}/0")
+    with pytest.raises(StoreError) as info:
+        store.claim("k", lease=1)
+    assert not isinstance(info.value, redis.RedisError) and info.value.retryable
+    with pytest.raises(StoreError):
+        asyncio.run(store.aget("k"))
+
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    async_store = RedisBackend(redis.asyncio.Redis(port=port, retry=Retry(NoBackoff(), 0)))
+    with pytest.raises(TypeError, match="async"):  # an asyncio client belongs to one loop
+        async_store.claim("k", lease=1)
+    with pytest.raises(StoreError):
+        asyncio.run(async_store.aclaim("k", lease=1))
+    with pytest.raises(TypeError):
+        RedisBackend(42)
+
+
+def test_default_backend_is_one_shared_memory_store():
+    assert default_backend() is default_backend()
+    assert isinstance(default_backend(), MemoryBackend)
+
+
+def test_importing_the_runtime_imports_neither_libcst_nor_redis():
+    code = (
+        "import sys, dupguard.runtime as r\n"
+        "r.MemoryBackend, r.SQLiteBackend, r.RedisBackend, r.idempotent, r.ToolCallLedger, r.turn_lease\n"
+        "print(sorted(m for m in ('libcst', 'redis') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
