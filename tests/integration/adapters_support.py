@@ -40,5 +40,3 @@ class SideEffects:
     def count(self) -> int:
         with self._lock:
             return len(self.calls)
-
-

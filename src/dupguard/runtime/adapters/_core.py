@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import contextvars
 import itertools
+import time
 import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional, Union
@@ -136,66 +137,88 @@ class ToolCallGate:
             return previous
         return f"{reason}\n\n{to_text(previous)}"
 
-    # -- ledger (duck-typed over ToolCallLedger's decision object) -----------------------------
+    # -- ledger ----------------------------------------------------------------------------------
+
+    def _replay_of(self, decision: Any, name: str) -> Outcome:
+        reason = (
+            f"Tool call {decision.call_id!r} ('{name}') was already executed; its recorded result "
+            "is repeated below. Do not request it again."
+        )
+        return Outcome(None, False, "ledger", reason, decision.result)
 
     def _ledger_begin(self, call_id: Optional[str], name: str, args: Any) -> tuple[Any, Optional[Outcome]]:
-        """Begin ``call_id`` in the ledger. Returns ``(decision, None)`` when the call may go on
-        (``decision`` is ``None`` without a ledger or an id) or ``(None, outcome)`` when the id
-        already ran and its recorded result is to be replayed."""
+        """Claim ``call_id`` in the ledger: ``(decision, None)`` when the call may go on
+        (``decision`` is ``None`` without a ledger or an id), ``(None, outcome)`` when the id
+        already ran. A call running in another worker is waited for (polling with backoff up
+        to its lease: if that worker dies, its lease expires and this call takes over)."""
         if self.ledger is None or not call_id:
             return None, None
-        decision = self.ledger.begin(call_id, name, args)
-        if _decision_should_run(decision):
-            return decision, None
-        previous = _decision_result(decision)
-        reason = (
-            f"Tool call {call_id!r} ('{name}') was already executed; its recorded result is "
-            "repeated below. Do not request it again."
-        )
-        return None, Outcome(None, False, "ledger", reason, previous)
+        delay = 0.01
+        while True:
+            decision = self.ledger.begin(call_id, name, args)
+            if decision.action == "execute":
+                return decision, None
+            if decision.action == "replay":
+                return None, self._replay_of(decision, name)
+            time.sleep(min(delay, max(decision.retry_after, 0.001)))
+            delay = min(delay * 2, 0.25)
 
-    def _ledger_complete(self, decision: Any, call_id: Optional[str], value: Any) -> None:
-        if decision is None:
-            return
-        self.ledger.complete(call_id, value, fence=_decision_fence(decision))
+    async def _aledger_begin(self, call_id: Optional[str], name: str, args: Any) -> tuple[Any, Optional[Outcome]]:
+        if self.ledger is None or not call_id:
+            return None, None
+        delay = 0.01
+        while True:
+            decision = await self.ledger.abegin(call_id, name, args)
+            if decision.action == "execute":
+                return decision, None
+            if decision.action == "replay":
+                return None, self._replay_of(decision, name)
+            await asyncio.sleep(min(delay, max(decision.retry_after, 0.001)))
+            delay = min(delay * 2, 0.25)
 
-    def _ledger_release(self, decision: Any, call_id: Optional[str]) -> None:
-        if decision is None:
-            return
-        release = getattr(self.ledger, "release", None) or getattr(self.ledger, "fail", None)
-        if release is None:
-            return
-        try:
-            release(call_id, fence=_decision_fence(decision))
-        except TypeError:
-            release(call_id)
+    def _ledger_complete(self, decision: Any, value: Any) -> None:
+        if decision is not None:
+            self.ledger.complete(decision.call_id, value, fence=decision.fence)
+
+    async def _aledger_complete(self, decision: Any, value: Any) -> None:
+        if decision is not None:
+            await self.ledger.acomplete(decision.call_id, value, fence=decision.fence)
+
+    def _ledger_release(self, decision: Any) -> None:
+        if decision is not None:
+            self.ledger.release(decision.call_id, fence=decision.fence)
+
+    async def _aledger_release(self, decision: Any) -> None:
+        if decision is not None:
+            await self.ledger.arelease(decision.call_id, fence=decision.fence)
 
     # -- the gate ------------------------------------------------------------------------------
 
-    def _prepare(self, name: str, args: Any, call_id: Optional[str], render: Callable[[Any], str]
-                 ) -> tuple[Any, Optional[str], Optional[Outcome]]:
-        call_id = call_id or _derived_call_id(name, args)
-        decision, done = self._ledger_begin(call_id, name, args)
-        if done is not None:
-            done.value = self._shown(done.kind, done.reason, done.previous, render)
-        return decision, call_id, done
+    def _shown_outcome(self, outcome: Outcome, render: Callable[[Any], str]) -> Outcome:
+        outcome.value = self._shown(outcome.kind, outcome.reason, outcome.previous, render)
+        return outcome
+
+    @staticmethod
+    def _refusal(reservation: Any, previous: Any) -> Outcome:
+        return Outcome(None, False, reservation.kind, reservation.reason, previous)
 
     async def abegin(self, name: str, args: Any, call_id: Optional[str] = None, *,
                      to_text: Optional[Callable[[Any], str]] = None) -> Union["Pending", Outcome]:
         """Decide for one requested call. Returns a :class:`Pending` when the tool must run
-        now (call :meth:`Pending.commit` with its result, or :meth:`Pending.fail`), otherwise
-        the :class:`Outcome` the model must see instead (replayed result or reason). An
+        now (then :meth:`Pending.acommit` its result or :meth:`Pending.afail`), otherwise the
+        :class:`Outcome` the model must see instead (a replayed result or a reason). An
         in-flight duplicate waits here, without blocking the loop, for the first call."""
         render = to_text or self.to_text
-        decision, call_id, done = self._prepare(name, args, call_id, render)
+        call_id = call_id or _derived_call_id(name, args)
+        decision, done = await self._aledger_begin(call_id, name, args)
         if done is not None:
-            return done
+            return self._shown_outcome(done, render)
         guard = self._turn_guard()
         while True:
             reservation = guard.reserve(name, args) if guard is not None else None
             if reservation is None or reservation.allowed:
-                return Pending(self, reservation, decision, call_id, render)
-            previous = None
+                return Pending(self, reservation, decision, render)
+            previous = reservation.previous
             if reservation.kind == "in_flight":
                 try:
                     previous = await reservation.aresult()
@@ -203,32 +226,34 @@ class ToolCallGate:
                     # the first call was cancelled before producing a result: reserve again,
                     # so that this call (or another waiter) takes its place
                     continue
-            elif reservation.kind in REPLAYED_KINDS:
-                previous = reservation.previous
-            return self._refused(reservation, previous, decision, call_id, render)
+            outcome = self._shown_outcome(self._refusal(reservation, previous), render)
+            # the model sees this answer for this call id: a replay of the id must see it too
+            await self._aledger_complete(decision, _jsonable(outcome.value, render))
+            return outcome
 
     def begin(self, name: str, args: Any, call_id: Optional[str] = None, *,
               to_text: Optional[Callable[[Any], str]] = None) -> Union["Pending", Outcome]:
-        """Sync :meth:`abegin` (an in-flight duplicate blocks this thread; use it from worker
-        threads, not from a running event loop)."""
+        """Sync :meth:`abegin` (an in-flight duplicate blocks this thread: use it in worker
+        threads, not in a running event loop); finish with :meth:`Pending.commit`/``fail``."""
         render = to_text or self.to_text
-        decision, call_id, done = self._prepare(name, args, call_id, render)
+        call_id = call_id or _derived_call_id(name, args)
+        decision, done = self._ledger_begin(call_id, name, args)
         if done is not None:
-            return done
+            return self._shown_outcome(done, render)
         guard = self._turn_guard()
         while True:
             reservation = guard.reserve(name, args) if guard is not None else None
             if reservation is None or reservation.allowed:
-                return Pending(self, reservation, decision, call_id, render)
-            previous = None
+                return Pending(self, reservation, decision, render)
+            previous = reservation.previous
             if reservation.kind == "in_flight":
                 try:
                     previous = reservation.result()
                 except concurrent.futures.CancelledError:
                     continue
-            elif reservation.kind in REPLAYED_KINDS:
-                previous = reservation.previous
-            return self._refused(reservation, previous, decision, call_id, render)
+            outcome = self._shown_outcome(self._refusal(reservation, previous), render)
+            self._ledger_complete(decision, _jsonable(outcome.value, render))
+            return outcome
 
     async def arun(
         self,
@@ -239,17 +264,17 @@ class ToolCallGate:
         *,
         to_text: Optional[Callable[[Any], str]] = None,
     ) -> Outcome:
-        """:meth:`abegin`, then ``await afn()`` when allowed and commit. Exceptions from ``afn``
-        propagate after :meth:`Pending.fail` recorded them."""
+        """:meth:`abegin`, then ``await afn()`` when allowed, and commit. Exceptions from
+        ``afn`` propagate after :meth:`Pending.afail` recorded them."""
         ticket = await self.abegin(name, args, call_id, to_text=to_text)
         if isinstance(ticket, Outcome):
             return ticket
         try:
             value = await afn()
         except BaseException as exc:
-            ticket.fail(exc)
+            await ticket.afail(exc)
             raise
-        return ticket.commit(value)
+        return await ticket.acommit(value)
 
     def run(
         self,
@@ -271,84 +296,67 @@ class ToolCallGate:
             raise
         return ticket.commit(value)
 
-    def _refused(self, reservation: Any, previous: Any, decision: Any, call_id: Optional[str],
-                 render: Callable[[Any], str]) -> Outcome:
-        outcome = Outcome(None, False, reservation.kind, reservation.reason, previous)
-        outcome.value = self._shown(outcome.kind, outcome.reason, previous, render)
-        # the model saw this answer for this call id: a replay of the id must see it again
-        self._ledger_complete(decision, call_id, _jsonable(outcome.value, render))
-        return outcome
-
 
 class Pending:
-    """A call the gate allowed: the caller runs the tool, then :meth:`commit` or :meth:`fail`
-    exactly once. Used directly by hook-based adapters (Strands), where the tool runs between
-    two callbacks."""
+    """A call the gate allowed: the caller runs the tool, then commits or fails it exactly
+    once (``acommit``/``afail`` after :meth:`ToolCallGate.abegin`, ``commit``/``fail`` after
+    :meth:`ToolCallGate.begin`). Hook-based adapters (Strands) hold it between two callbacks."""
 
-    def __init__(self, gate: ToolCallGate, reservation: Any, decision: Any, call_id: Optional[str],
+    def __init__(self, gate: ToolCallGate, reservation: Any, decision: Any,
                  render: Callable[[Any], str]) -> None:
         self.gate = gate
         self.reservation = reservation
         self.decision = decision
-        self.call_id = call_id
         self.render = render
         self.done = False
+
+    @property
+    def call_id(self) -> Optional[str]:
+        return self.decision.call_id if self.decision is not None else None
+
+    def _record(self, value: Any) -> Outcome:
+        self._finish()
+        if self.reservation is not None:
+            self.reservation.commit(value)
+        return Outcome(value, True, "new")
 
     def commit(self, value: Any) -> Outcome:
         """Record the tool's result: later duplicates in the turn and replays of the call id
         get it."""
-        self._finish()
-        if self.reservation is not None:
-            self.reservation.commit(value)
-        self.gate._ledger_complete(self.decision, self.call_id, _jsonable(value, self.render))
-        return Outcome(value, True, "new")
+        outcome = self._record(value)
+        self.gate._ledger_complete(self.decision, _jsonable(value, self.render))
+        return outcome
 
-    def fail(self, exc: Optional[BaseException] = None, shown: Any = None) -> None:
-        """The tool failed (``exc``) or did not run (``exc`` a cancellation, or ``None``).
+    async def acommit(self, value: Any) -> Outcome:
+        outcome = self._record(value)
+        await self.gate._aledger_complete(self.decision, _jsonable(value, self.render))
+        return outcome
 
-        A failure (an ``Exception``) is committed to the turn as ``shown`` (default: the error
-        text), so an identical retry in the same turn gets the same error instead of
-        hammering a failing tool; a cancellation forgets the call. Either way the ledger id is
-        released, so a retried turn may run it again."""
+    def _forget(self, exc: Optional[BaseException], shown: Any) -> None:
         self._finish()
         if self.reservation is not None:
             if isinstance(exc, Exception):
                 self.reservation.commit(shown if shown is not None else _failure_text(exc))
             else:
                 self.reservation.cancel()
-        self.gate._ledger_release(self.decision, self.call_id)
+
+    def fail(self, exc: Optional[BaseException] = None, shown: Any = None) -> None:
+        """The tool failed (``exc`` an ``Exception``) or did not run (a cancellation, or
+        ``None``). A failure is committed to the turn as ``shown`` (default: the error text),
+        so an identical retry in the same turn gets the same error instead of hammering a
+        failing tool; a cancellation is forgotten. Either way the ledger id is released, so a
+        retried turn may run it again."""
+        self._forget(exc, shown)
+        self.gate._ledger_release(self.decision)
+
+    async def afail(self, exc: Optional[BaseException] = None, shown: Any = None) -> None:
+        self._forget(exc, shown)
+        await self.gate._aledger_release(self.decision)
 
     def _finish(self) -> None:
         if self.done:
             raise RuntimeError("this call was already committed or failed")
         self.done = True
-
-
-def _decision_should_run(decision: Any) -> bool:
-    """Whether a ledger decision tells the caller to execute (the ledger's own field names are
-    read defensively so the adapters follow the ledger rather than fork it)."""
-    for attr in ("execute", "should_execute", "run", "proceed", "is_new", "new"):
-        value = getattr(decision, attr, None)
-        if isinstance(value, bool):
-            return value
-    action = getattr(decision, "action", None) or getattr(decision, "status", None)
-    if isinstance(action, str):
-        return action.lower() in ("execute", "run", "new", "claimed", "proceed")
-    return bool(decision)
-
-
-def _decision_result(decision: Any) -> Any:
-    for attr in ("result", "value", "previous"):
-        if hasattr(decision, attr):
-            return getattr(decision, attr)
-    return None
-
-
-def _decision_fence(decision: Any) -> Any:
-    for attr in ("fence", "token", "ticket"):
-        if hasattr(decision, attr):
-            return getattr(decision, attr)
-    return None
 
 
 def _jsonable(value: Any, render: Callable[[Any], str]) -> Any:

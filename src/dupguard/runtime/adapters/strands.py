@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator
 
 from ._core import AdapterGuard, Outcome, Pending
 
@@ -99,7 +99,7 @@ class StrandsGuard(AdapterGuard):
             self._replays[key] = decision
         event.cancel_tool = decision.value if isinstance(decision.value, str) else decision.reason
 
-    def _after_tool(self, event: Any) -> None:
+    async def _after_tool(self, event: Any) -> None:
         key = self._key(event)
         with self._lock:
             replay = self._replays.pop(key, None)
@@ -113,9 +113,9 @@ class StrandsGuard(AdapterGuard):
         if pending is None or event.retry:  # not ours, or it will run again
             return
         if event.exception is not None or event.result.get("status") == "error":
-            pending.fail(event.exception or RuntimeError(_result_text(event.result)), shown=event.result)
+            await pending.afail(event.exception or RuntimeError(_result_text(event.result)), shown=event.result)
         else:
-            pending.commit(event.result)
+            await pending.acommit(event.result)
 
     def _replay_result(self, event: Any, outcome: Outcome) -> dict:
         value = outcome.value
