@@ -1,0 +1,60 @@
+"""Results cache: content hash + settings hash + version → diagnostics.
+
+One JSON file per (version, settings) pair holds every file's results keyed by the hash of
+its bytes and enabled codes, so a warm run reads one file instead of parsing anything.
+Paths are not part of the key: a renamed or copied file still hits. A corrupt or
+unwritable cache is ignored, never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+class Cache:
+    def __init__(self, directory: Path, settings_hash: str, version: str) -> None:
+        self.path = directory / f"v{version}" / f"{settings_hash}.json"
+        self._entries: dict[str, Any] | None = None
+        self._dirty = False
+
+    def key(self, data: bytes, codes: frozenset[str]) -> str:
+        digest = hashlib.blake2b(data, digest_size=16)
+        digest.update(",".join(sorted(codes)).encode())
+        return digest.hexdigest()
+
+    def _load(self) -> dict[str, Any]:
+        if self._entries is None:
+            try:
+                self._entries = json.loads(self.path.read_text(encoding="utf-8"))
+                if not isinstance(self._entries, dict):
+                    self._entries = {}
+            except (OSError, ValueError):
+                self._entries = {}
+        return self._entries
+
+    def get(self, key: str) -> list[Any] | None:
+        return self._load().get(key)
+
+    def put(self, key: str, diagnostics: list[Any]) -> None:
+        self._load()[key] = diagnostics
+        self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            gitignore = self.path.parent.parent / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("*\n", encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(self._entries, handle, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only checkout still lints; it just does not cache

@@ -1,0 +1,162 @@
+"""Command line: ``dupguard check | rule | rules`` (ruff's vocabulary and exit codes).
+
+Exit codes: 0 clean, 1 findings or files that could not be linted, 2 usage or configuration
+error (or an internal crash, reported in one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Sequence
+
+from . import __version__
+from .config import OUTPUT_FORMATS, ConfigError, parse_table, resolve
+
+
+def _codes(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--select", type=_codes, metavar="CODES", help="rule codes or prefixes to enable (replaces the config)")
+    parser.add_argument("--extend-select", type=_codes, metavar="CODES", help="codes or prefixes to enable in addition")
+    parser.add_argument("--ignore", type=_codes, metavar="CODES", help="codes or prefixes to disable")
+    parser.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODES",
+                        help="disable codes for files matching a glob, e.g. 'tests/*:DUP101,DUP3' (repeatable)")
+    parser.add_argument("--exclude", type=_codes, metavar="PATTERNS", help="gitignore-style patterns to skip (replaces the defaults)")
+    parser.add_argument("--extend-exclude", type=_codes, metavar="PATTERNS", help="patterns to skip in addition")
+    parser.add_argument("--force-exclude", action="store_true", default=None,
+                        help="apply exclusions to files named on the command line too (for pre-commit)")
+    parser.add_argument("--config", metavar="PATH", help="use this pyproject.toml or dupguard.toml")
+    parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dupguard",
+        description="Find the code that makes LLM agents execute the same tool call twice.",
+    )
+    parser.add_argument("--version", action="version", version=f"dupguard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="lint files and directories")
+    check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories; '-' reads stdin")
+    _add_selection(check)
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default: full on a terminal, concise otherwise")
+    check.add_argument("--statistics", action="store_true", help="print a count per rule instead of the findings")
+    check.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: number of cores)")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
+    check.add_argument("--cache-dir", metavar="DIR", help="where to keep the results cache")
+    check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+
+    rule = sub.add_parser("rule", help="show a rule's documentation")
+    rule.add_argument("code", metavar="CODE")
+
+    sub.add_parser("rules", help="list every rule: code, name, fix safety")
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    for key in ("select", "extend_select", "ignore", "exclude", "extend_exclude"):
+        value = getattr(args, key, None)
+        if value is not None:
+            table[key.replace("_", "-")] = value
+    if getattr(args, "per_file_ignores", None):
+        pfi: dict[str, list[str]] = {}
+        for item in args.per_file_ignores:
+            glob, sep, codes = item.rpartition(":")
+            if not sep or not glob:
+                raise ConfigError(f"--per-file-ignores: expected GLOB:CODES, got {item!r}")
+            pfi.setdefault(glob, []).extend(_codes(codes))
+        table["per-file-ignores"] = pfi
+    if getattr(args, "force_exclude", None):
+        table["force-exclude"] = True
+    if getattr(args, "cache_dir", None):
+        table["cache-dir"] = args.cache_dir
+    return parse_table(table, source="command line")
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from . import report
+    from .discovery import discover
+    from .engine import lint_paths
+    from .report.text import statistics
+
+    settings = resolve(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
+    paths = [p for p in args.paths if p != "-"]
+    stdin = None
+    if "-" in args.paths:
+        stdin = (args.stdin_filename or "-", sys.stdin.buffer.read())
+    found = discover(paths, settings) if paths else None
+    files = found.files if found else []
+    result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin)
+    errors = (found.errors if found else []) + result.errors
+    for error in errors:
+        print(f"dupguard: error: {error}", file=sys.stderr)
+    out = sys.stdout
+    if args.statistics:
+        statistics(result.diagnostics, out)
+    else:
+        fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
+        if args.quiet and fmt in ("full", "concise", "grouped"):
+            for d in result.diagnostics:
+                out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
+        else:
+            report.get(fmt)(result.diagnostics, errors, out)
+    if args.exit_zero:
+        return 0
+    return 1 if result.diagnostics or errors else 0
+
+
+def _cmd_rule(args: argparse.Namespace) -> int:
+    from .rulemeta import all_rules
+
+    meta = all_rules().get(args.code.upper())
+    if meta is None:
+        print(f"dupguard: error: unknown rule {args.code!r}; see `dupguard rules`", file=sys.stderr)
+        return 2
+    sys.stdout.write(f"# {meta.name} ({meta.code})\n\nFix: {meta.fix}\n\n{meta.doc}")
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from .rulemeta import all_rules
+
+    rows = [(m.code, m.name, m.fix) for m in all_rules().values()]
+    width = max(len(name) for _, name, _ in rows) if rows else 4
+    print(f"{'code':<8}{'name':<{width + 2}}fix")
+    for code, name, fix in rows:
+        print(f"{code:<8}{name:<{width + 2}}{fix}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        handler = {"check": _cmd_check, "rule": _cmd_rule, "rules": _cmd_rules}[args.command]
+        return handler(args)
+    except ConfigError as exc:
+        print(f"dupguard: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        os._exit(1)
+    except Exception as exc:  # never a traceback for users; one line, exit 2
+        if os.environ.get("DUPGUARD_DEBUG"):
+            raise
+        print(f"dupguard: internal error: {type(exc).__name__}: {exc} (set DUPGUARD_DEBUG=1 for details)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

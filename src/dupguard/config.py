@@ -1,0 +1,232 @@
+"""``[tool.dupguard]`` (or ``dupguard.toml``) → validated ``Settings``.
+
+The vocabulary is ruff's, so that users already know it. Every problem names the key and
+the allowed values and ends the run with exit code 2 (``ConfigError``): a typo in a config
+file must never silently turn a rule off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "json-lines", "sarif", "github")
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox",
+    ".pants.d", ".pytype", ".ruff_cache", ".dupguard_cache", ".svn", ".tox", ".venv",
+    "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages",
+    "venv",
+)
+
+
+class ConfigError(Exception):
+    """A bad configuration value; the message names the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("DUP",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    fixable: tuple[str, ...] = ("DUP",)
+    unfixable: tuple[str, ...] = ()
+    unsafe_fixes: bool = False
+    output_format: str | None = None
+    cache_dir: str = ".dupguard_cache"
+    extend_stateful_agents: tuple[str, ...] = ()
+    extend_stateless: tuple[str, ...] = ()
+    extend_memory_classes: tuple[str, ...] = ()
+    extend_handler_decorators: tuple[str, ...] = ()
+    extend_idempotency_guards: tuple[str, ...] = ()
+    # where the config came from; relative paths in the file are resolved against it
+    root: str = "."
+    config_file: str | None = None
+
+    def enabled_codes(self) -> frozenset[str]:
+        """The rule codes that run: selected, minus ignored (longest prefix wins, like ruff)."""
+        return frozenset(
+            code for code in known_codes() if _selected(code, self.select + self.extend_select, self.ignore)
+        )
+
+    def lint_hash(self) -> str:
+        """What the cached results of one file depend on, besides its content and the version."""
+        relevant = {
+            "codes": sorted(self.enabled_codes()),
+            "catalog": [
+                self.extend_stateful_agents, self.extend_stateless, self.extend_memory_classes,
+                self.extend_handler_decorators, self.extend_idempotency_guards,
+            ],
+        }
+        return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def known_codes() -> tuple[str, ...]:
+    from .rulemeta import all_rules
+
+    return tuple(all_rules())
+
+
+def _selected(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
+    best_select = max((len(p) for p in select if code.startswith(p)), default=-1)
+    best_ignore = max((len(p) for p in ignore if code.startswith(p)), default=-1)
+    return best_select >= 0 and best_select > best_ignore
+
+
+def code_matches(code: str, prefixes: tuple[str, ...] | list[str]) -> bool:
+    return any(code.startswith(p) for p in prefixes)
+
+
+# ----------------------------------------------------------------------------- validation
+
+_CODE_LIST_KEYS = ("select", "extend-select", "ignore", "fixable", "unfixable")
+_STR_LIST_KEYS = (
+    "exclude", "extend-exclude", "extend-stateful-agents", "extend-stateless",
+    "extend-memory-classes", "extend-handler-decorators", "extend-idempotency-guards",
+)
+_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
+_STR_KEYS = ("cache-dir",)
+ALL_KEYS = _CODE_LIST_KEYS + _STR_LIST_KEYS + _BOOL_KEYS + _STR_KEYS + ("per-file-ignores", "output-format")
+
+
+def _check_codes(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{key}: expected a list of rule codes or prefixes such as [\"DUP1\", \"DUP301\"], got {value!r}")
+    codes = known_codes()
+    for item in value:
+        if item == "ALL":
+            continue
+        if not any(code.startswith(item) for code in codes) or not item.startswith("DUP"):
+            raise ConfigError(
+                f"{key}: unknown rule code or prefix {item!r}; allowed: a prefix of one of {', '.join(codes)} (or ALL)"
+            )
+    return tuple("DUP" if v == "ALL" else v for v in value)
+
+
+def _check_strs(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _check_dotted(key: str, value: Any) -> tuple[str, ...]:
+    items = _check_strs(key, value)
+    for item in items:
+        if not all(part.isidentifier() for part in item.split(".")):
+            raise ConfigError(f"{key}: {item!r} is not a qualified name such as \"mypkg.agents.SupportAgent\"")
+    return items
+
+
+def _check_per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key}: expected a table of glob = [codes], got {value!r}")
+    return tuple((glob, _check_codes(f"{key}.{glob!r}", codes)) for glob, codes in value.items())
+
+
+def parse_table(table: dict[str, Any], *, source: str) -> dict[str, Any]:
+    """Validate a ``[tool.dupguard]`` table and return Settings field values."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        attr = key.replace("-", "_")
+        try:
+            if key in _CODE_LIST_KEYS:
+                out[attr] = _check_codes(key, value)
+            elif key.startswith("extend-") and key in _STR_LIST_KEYS and key not in ("extend-exclude",):
+                out[attr] = _check_dotted(key, value)
+            elif key in _STR_LIST_KEYS:
+                out[attr] = _check_strs(key, value)
+            elif key in _BOOL_KEYS:
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{key}: expected true or false, got {value!r}")
+                out[attr] = value
+            elif key in _STR_KEYS:
+                if not isinstance(value, str) or not value:
+                    raise ConfigError(f"{key}: expected a path string, got {value!r}")
+                out[attr] = value
+            elif key == "output-format":
+                if value not in OUTPUT_FORMATS:
+                    raise ConfigError(f"{key}: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
+                out[attr] = value
+            elif key == "per-file-ignores":
+                out[attr] = _check_per_file_ignores(key, value)
+            else:
+                raise ConfigError(f"unknown key {key!r}; allowed keys: {', '.join(sorted(ALL_KEYS))}")
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: [tool.dupguard] {exc}") from None
+    return out
+
+
+# ----------------------------------------------------------------------------- discovery
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``dupguard.toml`` or ``pyproject.toml`` with a ``[tool.dupguard]`` table."""
+    for directory in (start, *start.parents):
+        candidate = directory / "dupguard.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and _has_table(candidate):
+            return candidate
+    return None
+
+
+def _has_table(pyproject: Path) -> bool:
+    try:
+        return "[tool.dupguard" in pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("dupguard", {})
+    else:
+        table = data.get("tool", {}).get("dupguard", data)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.dupguard] must be a table")
+    return parse_table(table, source=str(path))
+
+
+def resolve(
+    *,
+    cwd: Path | None = None,
+    config_path: str | None = None,
+    isolated: bool = False,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Settings from the nearest config file (or ``config_path``), then CLI overrides."""
+    cwd = cwd or Path.cwd()
+    values: dict[str, Any] = {}
+    root = cwd
+    config_file = None
+    if not isolated:
+        path = Path(config_path) if config_path else find_config(cwd)
+        if config_path and not Path(config_path).is_file():
+            raise ConfigError(f"--config: {config_path}: no such file")
+        if path is not None:
+            values = load_file(path)
+            root = path.resolve().parent
+            config_file = str(path)
+    settings = Settings(root=str(root), config_file=config_file, **values)
+    if overrides:
+        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    return settings

@@ -1,0 +1,82 @@
+"""The values that flow from rules to reports: what was found, where, and how to fix it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two (row, column) positions (1-based rows, 0-based columns)."""
+
+    content: str
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "location": {"row": self.row, "column": self.column + 1},
+            "end_location": {"row": self.end_row, "column": self.end_column + 1},
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # "safe" | "unsafe"
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applicability": self.applicability,
+            "message": self.message,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding. Rows are 1-based, columns 0-based (reports add 1 where tools expect it)."""
+
+    filename: str
+    row: int
+    column: int
+    code: str
+    message: str
+    end_row: int = 0
+    end_column: int = 0
+    fix: Fix | None = field(default=None, compare=False)
+
+    def to_cache(self) -> list[Any]:
+        return [self.row, self.column, self.end_row, self.end_column, self.code, self.message,
+                self.fix.to_json() if self.fix else None]
+
+    @classmethod
+    def from_cache(cls, filename: str, data: list[Any]) -> "Diagnostic":
+        row, column, end_row, end_column, code, message, fix = data
+        return cls(filename, row, column, code, message, end_row, end_column,
+                   _fix_from_json(fix) if fix else None)
+
+
+def _fix_from_json(data: dict[str, Any]) -> Fix:
+    edits = tuple(
+        Edit(e["content"], e["location"]["row"], e["location"]["column"] - 1,
+             e["end_location"]["row"], e["end_location"]["column"] - 1)
+        for e in data["edits"]
+    )
+    return Fix(data["applicability"], data["message"], edits)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be linted: named with the reason, never a traceback."""
+
+    filename: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.message}"

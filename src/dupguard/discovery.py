@@ -1,0 +1,129 @@
+"""Paths on the command line → the Python files to lint.
+
+Walking never stops at a bad entry: an unreadable directory, a broken symlink or a symlink
+loop becomes one ``FileError`` naming the path, and the walk goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from .config import Settings
+from .diagnostics import FileError
+
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovered:
+    files: list[Path] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+
+def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+class _Walker:
+    def __init__(self, settings: Settings) -> None:
+        self.root = Path(settings.root).resolve()
+        self.exclude = _spec(settings.exclude + settings.extend_exclude)
+        self.respect_gitignore = settings.respect_gitignore
+        self.force_exclude = settings.force_exclude
+        self.result = Discovered()
+        self._seen_dirs: set[tuple[int, int]] = set()
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        rel = self._rel(path)
+        candidates = [rel + "/" if is_dir else rel, path.name + ("/" if is_dir else "")]
+        return any(self.exclude.match_file(c) for c in candidates)
+
+    def add_path(self, arg: str) -> None:
+        path = Path(arg)
+        if path.is_symlink() and not path.exists():
+            self.result.errors.append(FileError(arg, "broken symbolic link"))
+        elif not path.exists():
+            self.result.errors.append(FileError(arg, "no such file or directory"))
+        elif path.is_dir():
+            if not (self.force_exclude and self.excluded(path, True)):
+                self.walk(path, [])
+        elif not (self.force_exclude and self.excluded(path, False)):
+            # like ruff: a file named on the command line is linted even when excluded,
+            # unless force-exclude is set (pre-commit passes every file explicitly)
+            self.result.files.append(path)
+
+    def walk(self, directory: Path, ignores: list[tuple[Path, pathspec.PathSpec]]) -> None:
+        try:
+            st = directory.stat()
+        except OSError as exc:
+            self.result.errors.append(FileError(str(directory), _reason(exc)))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in self._seen_dirs:
+            if directory.is_symlink():
+                self.result.errors.append(FileError(str(directory), "symbolic link loop, skipped"))
+            return
+        self._seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            self.result.errors.append(FileError(str(directory), _reason(exc)))
+            return
+        if self.respect_gitignore:
+            gitignore = directory / ".gitignore"
+            if gitignore.is_file():
+                try:
+                    lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+                    ignores = ignores + [(directory, _spec(tuple(lines)))]
+                except OSError:
+                    pass
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError as exc:
+                self.result.errors.append(FileError(entry.path, _reason(exc)))
+                continue
+            if self.excluded(path, is_dir) or self._gitignored(path, is_dir, ignores):
+                continue
+            if is_dir:
+                self.walk(path, ignores)
+            elif is_file:
+                if path.suffix in PY_SUFFIXES:
+                    self.result.files.append(path)
+            elif entry.is_symlink() and path.suffix in PY_SUFFIXES:
+                self.result.errors.append(FileError(entry.path, "broken symbolic link"))
+
+    @staticmethod
+    def _gitignored(path: Path, is_dir: bool, ignores: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+        for base, spec in ignores:
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if exc.errno == 40:  # ELOOP
+        return "symbolic link loop, skipped"
+    return exc.strerror or str(exc)
+
+
+def discover(paths: list[str], settings: Settings) -> Discovered:
+    walker = _Walker(settings)
+    for arg in paths:
+        walker.add_path(arg)
+    return walker.result

@@ -1,0 +1,24 @@
+"""Diagnostics → text for people (full, concise, grouped), tools (json, json-lines, sarif)
+and CI (github annotations). Reporters only format; they never decide what is a finding."""
+
+from __future__ import annotations
+
+from typing import Callable, TextIO
+
+from ..diagnostics import Diagnostic, FileError
+
+Reporter = Callable[[list[Diagnostic], list[FileError], TextIO], None]
+
+
+def get(name: str) -> Reporter:
+    from . import github, machine, sarif, text
+
+    return {
+        "full": text.full,
+        "concise": text.concise,
+        "grouped": text.grouped,
+        "json": machine.json_list,
+        "json-lines": machine.json_lines,
+        "sarif": sarif.sarif,
+        "github": github.github,
+    }[name]

@@ -1,0 +1,113 @@
+"""Framework knowledge as data.
+
+The rules never name a framework class. They ask the catalog what a callable builds (a
+stateful agent, a memory, a stateless client, a tool…) and which methods run it. Every
+entry records the framework version and the source file that justifies it, because the same
+syntax is a bug with one framework version and fine with another (legacy LlamaIndex
+``ReActAgent.from_tools(...).achat()`` keeps chat state; the workflow ``ReActAgent`` does not).
+Users extend the catalog from ``[tool.dupguard]`` (``extend-stateful-agents`` and friends).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable
+
+
+class Kind(str, Enum):
+    """What a constructor or factory call produces, as far as duplicate tool calls go."""
+
+    AGENT = "agent"  # keeps conversation / tool-call state between runs: unsafe to share
+    MEMORY = "memory"  # chat memory, message history, session, workflow Context
+    STATELESS = "stateless"  # safe to share by design (LLM clients, config-only agents, graphs)
+    TOOL = "tool"  # a tool object (its name matters for DUP301/DUP302)
+    CALLBACKS = "callbacks"  # a callback manager / hook registry (DUP401/DUP402)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One framework callable and what calling it produces.
+
+    ``names`` lists every public dotted path the callable is importable as (re-exports
+    included), so that import resolution finds it whatever path the user wrote. A name may
+    end in a factory classmethod, e.g. ``llama_index.core.agent.ReActAgent.from_tools``.
+    """
+
+    names: tuple[str, ...]
+    kind: Kind
+    framework: str
+    version: str  # the version whose source was read, e.g. "llama-index-core 0.14.8"
+    source: str  # the file (path inside the installed package) that justifies the entry
+    why: str  # one sentence: what state it keeps, or why it is safe to share
+    # methods that run one agent turn / mutate the memory (e.g. ("chat", "achat"));
+    # "__call__" means calling the object itself (Strands ``agent("...")``)
+    run_methods: tuple[str, ...] = ()
+    # a STATELESS entry becomes AGENT when constructed with any of these keyword arguments
+    # (LangChain ``AgentExecutor(memory=...)``)
+    stateful_if_kwargs: tuple[str, ...] = ()
+    # keyword arguments of a run method that carry state between runs; passing a shared
+    # object there makes the use stateful (LlamaIndex workflow agents' ``ctx=``, ``memory=``)
+    state_kwargs: tuple[str, ...] = ()
+    # for tools: the keyword (or positional index as a string) that sets the tool's name
+    name_kwargs: tuple[str, ...] = ()
+    # keyword arguments of an agent constructor that take the tool list
+    tools_kwargs: tuple[str, ...] = ()
+    # keyword arguments that key a conversation (DUP103): thread_id, session_id, chat_store_key…
+    session_kwargs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A method that registers a callback/handler/tool on a long-lived target (DUP401/402)."""
+
+    method: str  # attribute name, e.g. "add_handler"
+    framework: str
+    version: str
+    source: str
+    why: str
+    # dotted receiver hints; empty means "any receiver" (the method name is distinctive)
+    receivers: tuple[str, ...] = ()
+
+
+# Methods assumed to run a user-declared agent or mutate a user-declared memory.
+USER_RUN_METHODS = (
+    "__call__", "chat", "achat", "stream_chat", "astream_chat", "run", "arun", "run_sync",
+    "invoke", "ainvoke", "stream", "astream", "invoke_async", "stream_async", "initiate_chat",
+    "a_initiate_chat", "generate_reply", "a_generate_reply", "kickoff", "kickoff_async",
+    "query", "aquery", "put", "aput", "add_message", "add_messages", "aadd_messages",
+)
+
+
+@dataclass
+class Catalog:
+    """Lookup tables built once from the entries (and the user's config extensions)."""
+
+    by_name: dict[str, Entry] = field(default_factory=dict)
+    registrations: dict[str, Registration] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, entries: Iterable[Entry], registrations: Iterable[Registration] = ()) -> "Catalog":
+        cat = cls()
+        for entry in entries:
+            for name in entry.names:
+                cat.by_name[name] = entry
+        for reg in registrations:
+            cat.registrations[reg.method] = reg
+        return cat
+
+    def extended(self, *, stateful: Iterable[str] = (), stateless: Iterable[str] = (),
+                 memory: Iterable[str] = ()) -> "Catalog":
+        """A copy with the user's ``extend-*`` entries; user entries win over built-in ones."""
+        cat = Catalog(dict(self.by_name), dict(self.registrations))
+        for kind, names in ((Kind.AGENT, stateful), (Kind.STATELESS, stateless), (Kind.MEMORY, memory)):
+            for name in names:
+                cat.by_name[name] = Entry(
+                    names=(name,), kind=kind, framework="user configuration", version="",
+                    source="[tool.dupguard]", why="declared in the project's configuration",
+                    run_methods=USER_RUN_METHODS if kind is not Kind.STATELESS else (),
+                )
+        return cat
+
+    def lookup(self, qualname: str) -> Entry | None:
+        return self.by_name.get(qualname)

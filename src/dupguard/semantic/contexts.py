@@ -1,0 +1,160 @@
+"""Where does each function run? Request handler, worker task, startup hook or script.
+
+Direct contexts come from decorators, base classes, registrations and signatures (the data
+in ``entrypoints.py``); then the light intra-module call graph spreads them, so a helper
+called from a handler counts as running per request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import entrypoints as ep
+
+if TYPE_CHECKING:
+    from .model import Call, Function, Model
+
+
+def _app_class(model: "Model", receiver: str | None) -> str | None:
+    """The resolved class of a module-level object, e.g. ``app`` → ``fastapi.FastAPI``."""
+    if not receiver or "." in receiver:
+        return None
+    binding = model.module_binding(receiver)
+    if binding is None or binding.value_call is None:
+        return None
+    return binding.value_call.callee
+
+
+def _first_str(call: "Call | None") -> str | None:
+    if call is None or not call.args:
+        return None
+    node = call.args[0].node
+    value = getattr(node, "evaluated_value", None)
+    return value if isinstance(value, str) else None
+
+
+def _decorator_context(model: "Model", fn: "Function", extra_handlers: frozenset[str]) -> str | None:
+    for dec in fn.decorators:
+        callee = dec.callee or ""
+        if callee in ep.HANDLER_DECORATORS or callee in extra_handlers or (dec.dotted or "") in extra_handlers:
+            return ep.HANDLER
+        if callee in ep.WORKER_DECORATORS:
+            return ep.WORKER
+        if not dec.dotted or "." not in dec.dotted:
+            continue
+        receiver, _, method = dec.dotted.rpartition(".")
+        cls = _app_class(model, receiver) or ""
+        path = _first_str(dec.call)
+        if method in ep.ROUTE_METHODS and (
+            cls in ep.APP_CLASSES or cls.rpartition(".")[0] in ep.APP_CLASSES
+            or (path is not None and path.startswith("/"))
+        ):
+            return ep.HANDLER
+        if method in ep.WORKER_METHODS and (
+            cls in ep.WORKER_APP_CLASSES or "celery" in receiver.lower() or callee.startswith(("celery.", "dramatiq.", "huey."))
+        ):
+            return ep.WORKER
+        if method in ep.STARTUP_METHODS and (method != "on_event" or path == "startup"):
+            return ep.STARTUP
+        if method == "listener" and path in ("before_server_start", "after_server_start"):
+            return ep.STARTUP
+    return None
+
+
+def _registered(model: "Model") -> dict[str, str]:
+    """Functions handed by reference to a router, a queue or an app's ``lifespan=``."""
+    out: dict[str, str] = {}
+    for call in model.calls:
+        name = call.callee if call.callee in ep.HANDLER_REGISTRATIONS else call.method
+        for table, context in ((ep.HANDLER_REGISTRATIONS, ep.HANDLER), (ep.WORKER_REGISTRATIONS, ep.WORKER)):
+            if name not in table:
+                continue
+            where = table[name]
+            arg = None
+            if isinstance(where, int):
+                positional = [a for a in call.args if a.keyword is None and not a.star]
+                arg = positional[where] if len(positional) > where else None
+                arg = arg or call.kw("fn") or call.kw("endpoint") or call.kw("view_func") or call.kw("handler")
+            elif isinstance(where, str):
+                arg = call.kw(where)
+            if arg is not None and arg.dotted:
+                out.setdefault(arg.dotted, context)
+        for kw in ep.STARTUP_KWARGS:
+            arg = call.kw(kw)
+            if arg is None:
+                continue
+            if arg.dotted:
+                out.setdefault(arg.dotted, ep.STARTUP)
+            for _, element in getattr(model.lists.get(id(arg.node)), "elements", ()):
+                text = getattr(element, "value", None)
+                if isinstance(text, str):
+                    out.setdefault(text, ep.STARTUP)
+    # arq: class WorkerSettings: functions = [task_a, task_b]
+    for binding in model.bindings:
+        if binding.scope == "class" and binding.target == "functions" and binding.class_name == "WorkerSettings":
+            literal = model.lists.get(id(binding.value))
+            for text, _ in getattr(literal, "elements", ()):
+                if text:
+                    out.setdefault(text, ep.WORKER)
+    return out
+
+
+def classify_functions(model: "Model", extra_handlers: frozenset[str] = frozenset()) -> None:
+    for fn in model.functions:
+        for dec in fn.decorators:
+            dec.call = model.call_for_node(dec.node) if dec.node is not None else None
+    registered = _registered(model)
+    for fn in model.functions:
+        context = _decorator_context(model, fn, extra_handlers)
+        if context is None and fn.class_name is None and fn.parent is None:
+            context = registered.get(fn.name)
+            if context is None and fn.name in ep.SERVERLESS_NAMES and fn.params[:2] in ep.SERVERLESS_SIGNATURES:
+                context = ep.HANDLER
+            if context is None and model.imports_django and fn.params[:1] == ("request",):
+                context = ep.HANDLER
+        if context is None and fn.class_name is not None:
+            bases = set(model.classes.get(fn.class_name, ()))
+            if bases & ep.HANDLER_BASES and fn.name in ep.HANDLER_METHOD_NAMES:
+                context = ep.HANDLER
+            elif bases & ep.WORKER_BASES and fn.name == "run":
+                context = ep.WORKER
+        if context is not None:
+            fn.contexts.add(context)
+    _propagate(model)
+
+
+def _propagate(model: "Model") -> None:
+    """Spread contexts along calls (and function references passed to calls) to a fixed point."""
+    edges: list[tuple["Function", "Function"]] = []
+    for call in model.calls:
+        targets = []
+        callee = model.called_function(call)
+        if callee is not None:
+            targets.append(callee)
+        for arg in call.args:
+            if arg.dotted and "." not in arg.dotted and "(" not in arg.dotted:
+                target = model.function_named(arg.dotted)
+                if target is not None:
+                    targets.append(target)
+        for target in targets:
+            source = call.function
+            if source is None:
+                if call.in_main:
+                    target.reached_from.add(ep.SCRIPT)
+                elif model.is_streamlit:
+                    target.reached_from.add("streamlit")
+                continue
+            edges.append((source, target))
+    # nested functions run whenever their parent runs
+    for fn in model.functions:
+        if fn.parent is not None:
+            edges.append((fn.parent, fn))
+    changed = True
+    while changed:
+        changed = False
+        for source, target in edges:
+            new = (source.contexts | source.reached_from) - target.reached_from
+            new.discard(ep.STARTUP)
+            if new:
+                target.reached_from |= new
+                changed = True

@@ -1,0 +1,81 @@
+"""Where code runs: the decorators and registrations that make a function a request
+handler, a worker task or a startup hook, per web and task framework.
+
+Kept as data so that a new framework is a new row, not new rule code. Users add handler
+decorators with ``extend-handler-decorators``. Names are matched on the resolved qualified
+name of the decorator when it is imported (``celery.shared_task``), and on the method name
+when the decorator is an attribute of an application object the file creates
+(``@app.post``, ``@router.get``, ``@bp.route``, ``@celery_app.task``).
+"""
+
+from __future__ import annotations
+
+HANDLER = "handler"
+WORKER = "worker"
+STARTUP = "startup"
+SCRIPT = "script"
+
+# Objects whose construction in the file makes ``@<obj>.<method>`` a route decorator.
+APP_CLASSES = {
+    "fastapi.FastAPI", "fastapi.APIRouter", "fastapi.routing.APIRouter",
+    "starlette.applications.Starlette", "starlette.routing.Router",
+    "flask.Flask", "flask.Blueprint", "quart.Quart", "quart.Blueprint",
+    "sanic.Sanic", "sanic.Blueprint", "aiohttp.web.RouteTableDef",
+    "litestar.Router", "django.urls.path", "ninja.NinjaAPI", "ninja.Router",
+    "slack_bolt.App", "slack_bolt.async_app.AsyncApp", "flask_socketio.SocketIO",
+    "fastapi_socketio.SocketManager", "socketio.AsyncServer", "socketio.Server",
+    "chalice.Chalice", "functions_framework",
+}
+ROUTE_METHODS = {
+    "get", "post", "put", "patch", "delete", "head", "options", "route", "api_route",
+    "websocket", "websocket_route", "view", "message", "event", "on", "command",
+    "action", "shortcut", "lambda_function",
+}
+# Objects whose construction makes ``@<obj>.<method>`` a worker task.
+WORKER_APP_CLASSES = {"celery.Celery", "dramatiq", "huey.RedisHuey", "huey.SqliteHuey", "huey.Huey", "rq.Queue"}
+WORKER_METHODS = {"task", "actor", "periodic_task", "job"}
+STARTUP_METHODS = {"on_event", "before_serving", "before_first_request", "listener", "on_startup", "startup"}
+
+# Decorators that make a handler / worker / startup hook by their qualified name.
+HANDLER_DECORATORS = {
+    "litestar.get", "litestar.post", "litestar.put", "litestar.patch", "litestar.delete",
+    "litestar.route", "litestar.websocket", "litestar.handlers.get", "litestar.handlers.post",
+    "chainlit.on_message", "chainlit.on_chat_start", "chainlit.on_audio_chunk",
+    "functions_framework.http", "functions_framework.cloud_event",
+    "azure.functions.FunctionApp.route", "django.views.decorators.http.require_POST",
+    "django.views.decorators.http.require_GET", "django.views.decorators.http.require_http_methods",
+    "django.views.decorators.csrf.csrf_exempt", "rest_framework.decorators.api_view",
+    "modal.web_endpoint", "modal.fastapi_endpoint", "modal.asgi_app",
+}
+WORKER_DECORATORS = {
+    "celery.shared_task", "celery.task", "dramatiq.actor", "ray.remote", "rq.decorators.job",
+    "rq.job", "huey.contrib.djhuey.task", "huey.contrib.djhuey.db_task", "modal.function",
+    "prefect.task", "prefect.flow", "temporalio.activity.defn",
+}
+STARTUP_DECORATORS = {"contextlib.asynccontextmanager", "contextlib.contextmanager"}
+
+# Base classes whose methods handle requests or tasks.
+HANDLER_BASES = {
+    "django.views.View", "django.views.generic.View", "rest_framework.views.APIView",
+    "starlette.endpoints.HTTPEndpoint", "starlette.endpoints.WebSocketEndpoint",
+    "flask.views.MethodView", "flask.views.View", "tornado.web.RequestHandler",
+    "channels.generic.websocket.AsyncWebsocketConsumer", "channels.generic.websocket.WebsocketConsumer",
+    "aiohttp.web.View",
+}
+WORKER_BASES = {"celery.Task", "celery.app.task.Task"}
+HANDLER_METHOD_NAMES = {"get", "post", "put", "patch", "delete", "receive", "connect", "websocket_receive", "dispatch"}
+
+# Calls that register a function given by reference as a handler: (qualified or method name, argument).
+HANDLER_REGISTRATIONS = {
+    "add_url_rule": "view_func", "add_api_route": 1, "add_route": 1, "add_get": 1, "add_post": 1,
+    "add_put": 1, "add_delete": 1, "add_api_websocket_route": 1,
+    "starlette.routing.Route": 1, "starlette.routing.WebSocketRoute": 1, "starlette.routing.Mount": None,
+    "django.urls.path": 1, "django.urls.re_path": 1,
+    "gradio.ChatInterface": 0, "gradio.Interface": 0,
+}
+WORKER_REGISTRATIONS = {"enqueue": 0, "enqueue_call": "func", "enqueue_in": 1, "enqueue_at": 1, "enqueue_job": 0}
+STARTUP_KWARGS = {"lifespan", "on_startup"}
+
+# serverless entry points: module-level functions with these parameter lists
+SERVERLESS_SIGNATURES = {("event", "context"), ("event", "_context"), ("event", "ctx")}
+SERVERLESS_NAMES = {"handler", "lambda_handler", "main", "handle", "function_handler"}

@@ -1,0 +1,238 @@
+"""The per-file semantic model that every rule queries.
+
+Built in one traversal (``builder.py``). It answers the questions that decide whether a
+pattern is a bug: what a name refers to (imports → qualified names), what object a
+binding holds (catalog kind), where code runs (request handler, worker, startup hook,
+script) and whether a use is guarded (a lock, a session store, an idempotency check).
+Rules never walk the tree themselves; they read these records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
+
+from . import entrypoints as ep
+from .catalog import Catalog, Entry, Kind
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+@dataclass(eq=False)
+class Loop:
+    node: "cst.CSTNode"
+    kind: str  # "for" | "while" | "comprehension"
+    iter_callee: str | None = None  # resolved callee of a ``for`` loop's iterable (e.g. "range")
+    while_true: bool = False
+    has_break: bool = False
+    has_try: bool = False
+    capped: bool = False  # a ``while`` whose test compares a counter, or a ``for`` over range()
+    function: "Function | None" = None
+
+
+@dataclass(eq=False)
+class TryFrame:
+    node: "cst.CSTNode"
+    part: str  # "body" | "except" | "else" | "finally"
+
+
+@dataclass(eq=False)
+class Arg:
+    keyword: str | None
+    dotted: str | None  # "agent.chat" when the argument is a name/attribute chain
+    node: "cst.BaseExpression"
+    star: str = ""
+
+
+@dataclass(eq=False)
+class Call:
+    """One call expression and everything around it that a rule may ask about."""
+
+    node: "cst.Call"
+    func: str | None  # dotted text of the callee expression: "agent.achat", "get_agent().run"
+    callee: str | None  # resolved qualified name when the head is imported: "asyncio.gather"
+    receiver: str | None  # dotted text of the object a method is called on: "agent"
+    method: str | None  # the attribute called: "achat"
+    args: tuple[Arg, ...]
+    function: "Function | None"
+    loops: tuple[Loop, ...]
+    withs: tuple[str, ...]  # dotted text of the enclosing context managers
+    trys: tuple[TryFrame, ...]
+    outer: tuple["Call", ...]  # enclosing calls, innermost last
+    statement: "cst.CSTNode"
+    block: tuple[int, int]  # (id of the enclosing suite, index of the statement in it)
+    branch: tuple[int, ...]  # ids of enclosing if/else/match bodies (statement nesting)
+    in_main: bool
+    awaited: bool = False
+
+    def kw(self, name: str) -> Arg | None:
+        for arg in self.args:
+            if arg.keyword == name:
+                return arg
+        return None
+
+
+@dataclass(eq=False)
+class Binding:
+    """``target = value``: a name, ``self.x``, ``Cls.x`` or ``app.state.x`` bound to an expression."""
+
+    target: str
+    value: "cst.BaseExpression"
+    value_call: Call | None  # the Call record when the value is a call
+    statement: "cst.CSTNode"
+    scope: str  # "module" | "class" | "function"
+    function: "Function | None"
+    class_name: str | None
+    block: tuple[int, int]
+    branch: tuple[int, ...]
+    in_main: bool
+
+
+@dataclass(eq=False)
+class Decorator:
+    dotted: str | None  # "app.post", "lru_cache"
+    callee: str | None  # resolved: "functools.lru_cache"
+    call: Call | None  # when the decorator is called: @app.post("/chat") (linked after the walk)
+    node: "cst.BaseExpression | None" = None
+
+
+@dataclass(eq=False)
+class Function:
+    node: "cst.FunctionDef"
+    name: str
+    qualname: str
+    class_name: str | None
+    parent: "Function | None"
+    is_async: bool
+    params: tuple[str, ...]
+    param_defaults: dict[str, "cst.BaseExpression"]
+    param_annotations: dict[str, "cst.BaseExpression"]
+    decorators: tuple[Decorator, ...]
+    local_names: set[str] = field(default_factory=set)
+    global_names: set[str] = field(default_factory=set)
+    returns: list["cst.BaseExpression"] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    contexts: set[str] = field(default_factory=set)  # direct: handler / worker / startup / script
+    reached_from: set[str] = field(default_factory=set)  # contexts that reach it through calls
+
+
+@dataclass(eq=False)
+class ListLiteral:
+    node: "cst.List"
+    elements: tuple[tuple[str | None, "cst.BaseExpression"], ...]
+
+
+@dataclass
+class Model:
+    catalog: Catalog
+    imports: dict[str, str] = field(default_factory=dict)  # local name → qualified name
+    calls: list[Call] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    functions: list[Function] = field(default_factory=list)
+    classes: dict[str, list[str]] = field(default_factory=dict)  # class name → resolved bases
+    loops: list[Loop] = field(default_factory=list)
+    lists: dict[int, ListLiteral] = field(default_factory=dict)  # id(cst.List) → literal
+    is_streamlit: bool = False
+    imports_django: bool = False
+
+    # ------------------------------------------------------------------ names
+
+    def resolve(self, dotted: str | None) -> str | None:
+        """Qualified name of a dotted expression whose head is imported, else None."""
+        if not dotted:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self.imports.get(head)
+        if base is None:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def entry_for_call(self, call: Call | None) -> Entry | None:
+        if call is None or call.callee is None:
+            return None
+        return self.catalog.lookup(call.callee)
+
+    # ------------------------------------------------------------------ functions
+
+    def function_named(self, name: str, class_name: str | None = None) -> Function | None:
+        for fn in self.functions:
+            if fn.name == name and fn.class_name == class_name and (fn.parent is None or class_name):
+                return fn
+        return None
+
+    def called_function(self, call: Call) -> Function | None:
+        """The module-local function or method a call reaches (the light call graph)."""
+        if call.callee is not None or not call.func:
+            return None
+        if "." not in call.func:
+            return self.function_named(call.func)
+        if call.receiver in ("self", "cls") and call.function and call.function.class_name:
+            return self.function_named(call.method or "", call.function.class_name)
+        return None
+
+    def contexts_of(self, fn: Function | None, *, in_main: bool = False) -> set[str]:
+        if fn is None:
+            return {ep.SCRIPT} if in_main else ({"streamlit"} if self.is_streamlit else set())
+        return fn.contexts | fn.reached_from
+
+    def is_concurrent_context(self, fn: Function | None, in_main: bool = False) -> bool:
+        """Does code here run once per request or job, many at a time?"""
+        ctx = self.contexts_of(fn, in_main=in_main)
+        return bool(ctx & {ep.HANDLER, ep.WORKER})
+
+    # ------------------------------------------------------------------ objects
+
+    def local_binding(self, name: str, fn: Function | None, before: Call | None = None) -> Binding | None:
+        """The latest binding of ``name`` visible in ``fn`` (function scope first, then module)."""
+        if fn is not None and name in fn.local_names and name not in fn.global_names:
+            found = None
+            for b in self.bindings:
+                if b.function is fn and b.target == name:
+                    found = b
+            return found
+        return self.module_binding(name)
+
+    def module_binding(self, target: str) -> Binding | None:
+        found = None
+        for b in self.bindings:
+            if b.scope == "module" and b.target == target and not b.in_main:
+                found = b
+        return found
+
+    def kind_of_expr_call(self, call: Call | None, depth: int = 0) -> tuple[Kind | None, Entry | None]:
+        """What a call builds: a catalog entry directly, or through a module-local factory."""
+        if call is None or depth > 3:
+            return None, None
+        entry = self.entry_for_call(call)
+        if entry is not None:
+            kind = entry.kind
+            if kind is Kind.STATELESS and any(call.kw(k) for k in entry.stateful_if_kwargs):
+                kind = Kind.AGENT
+            return kind, entry
+        fn = self.called_function(call)
+        if fn is not None:
+            for ret in fn.returns:
+                ret_call = self.call_for_node(ret)
+                if ret_call is None and _is_name(ret):
+                    b = self.local_binding(ret.value, fn)  # type: ignore[attr-defined]
+                    ret_call = b.value_call if b else None
+                kind, entry = self.kind_of_expr_call(ret_call, depth + 1)
+                if kind is not None:
+                    return kind, entry
+        return None, None
+
+    def call_for_node(self, node: "cst.CSTNode") -> Call | None:
+        return self._call_index.get(id(node)) if hasattr(self, "_call_index") else None
+
+    def iter_calls(self, *, method: str | None = None) -> Iterator[Call]:
+        for call in self.calls:
+            if method is None or call.method == method:
+                yield call
+
+    def finalize(self) -> None:
+        self._call_index = {id(c.node): c for c in self.calls}
+
+
+def _is_name(node: "cst.CSTNode") -> bool:
+    return type(node).__name__ == "Name"

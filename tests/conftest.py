@@ -1,0 +1,58 @@
+"""Shared helpers: the rule folders, and running the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES_DIR = ROOT / "rules"
+MARKER = re.compile(r"#\s*error:\s*(DUP\d{3}(?:\s*,\s*DUP\d{3})*)")
+
+
+def rule_folders() -> list[Path]:
+    return sorted(p for p in RULES_DIR.iterdir() if (p / "rule.toml").is_file())
+
+
+def expected_markers(path: Path) -> set[tuple[int, str]]:
+    """(line, code) pairs marked ``# error: DUPxxx`` in a bad.py."""
+    out = set()
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = MARKER.search(line)
+        if match:
+            out.update((row, code.strip()) for code in match.group(1).split(","))
+    return out
+
+
+def unprivileged_prefix() -> list[str]:
+    """As root, drop the capabilities that bypass file permissions, so that an unreadable
+    directory really is unreadable to the child (CI runs as root here)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", "--"]
+
+
+def run_cli(*args: str, cwd: Path | None = None, stdin: bytes | None = None, env: dict | None = None,
+            unprivileged: bool = False) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("DUPGUARD_DEBUG", None)
+    prefix = unprivileged_prefix() if unprivileged else []
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "dupguard", *args],
+        cwd=cwd or ROOT, input=stdin, capture_output=True, env=full_env, timeout=300,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli

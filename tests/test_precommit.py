@@ -1,0 +1,63 @@
+"""The pre-commit hooks, through real ``pre-commit try-repo`` against a throwaway repo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, RULES_DIR
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo_under_test(tmp_path: Path) -> Path:
+    """A clean copy of this checkout's committed tree plus the working changes, as a git repo:
+    try-repo installs the hook from it the way users would."""
+    src = tmp_path / "dupguard-src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info",
+                                                             ".dupguard_cache", "bench", "tests"))
+    _git("init", "-q", cwd=src)
+    _git("add", "-A", cwd=src)
+    _git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "snapshot", cwd=src)
+    return src
+
+
+def _target(tmp_path: Path, files: dict[str, str]) -> Path:
+    target = tmp_path / "project"
+    target.mkdir()
+    _git("init", "-q", cwd=target)
+    for name, text in files.items():
+        (target / name).write_text(text)
+    _git("add", "-A", cwd=target)
+    return target
+
+
+def _try_repo(src: Path, target: Path, hook: str, *files: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(target.parent / "pre-commit-home"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(src), hook, "--files", *files],
+        cwd=target, capture_output=True, env=env, timeout=600,
+    )
+
+
+def test_dupguard_hook_fails_on_bad_and_passes_on_clean(tmp_path: Path, repo_under_test: Path) -> None:
+    bad = (RULES_DIR / "DUP101-shared-agent-singleton" / "bad.py").read_text()
+    good = (RULES_DIR / "DUP101-shared-agent-singleton" / "good.py").read_text()
+    target = _target(tmp_path, {"bad_app.py": bad, "clean_app.py": good})
+    failing = _try_repo(repo_under_test, target, "dupguard", "bad_app.py", "clean_app.py")
+    out = failing.stdout.decode()
+    assert failing.returncode == 1, out + failing.stderr.decode()
+    assert "bad_app.py:9:1: DUP101" in out and "clean_app.py" not in out.split("Failed")[-1]
+    passing = _try_repo(repo_under_test, target, "dupguard", "clean_app.py")
+    assert passing.returncode == 0, passing.stdout.decode() + passing.stderr.decode()
+    assert "Passed" in passing.stdout.decode()
