@@ -99,3 +99,71 @@ def test_every_public_name_is_documented():
     text = DOC.read_text(encoding="utf-8")
     missing = [name for name in runtime.__all__ if f"`{name}" not in text and f"{name}(" not in text]
     assert missing == []
+
+
+# -- the worked examples agree with the checker -----------------------------------------------
+
+EXAMPLE = re.compile(r"^# (\w+\.py) — (BROKEN|FIXED)")
+REPORTED = re.compile(r"^(\w+\.py):(\d+):(\d+): (DUP\d{3})", re.M)
+
+
+def worked_examples():
+    """{filename: {"BROKEN": code, "FIXED": code, "claims": {(row, code)}}} from the page."""
+    examples = {}
+    pending_claims_for = None
+    for lang, _flags, code, _line in blocks():
+        match = EXAMPLE.match(code) if lang == "python" else None
+        if match:
+            entry = examples.setdefault(match.group(1), {"claims": set()})
+            entry[match.group(2)] = code
+            pending_claims_for = match.group(1) if match.group(2) == "BROKEN" else None
+        elif lang == "text" and pending_claims_for and "dupguard check" in code:
+            for name, row, _col, rule in REPORTED.findall(code):
+                assert name == pending_claims_for
+                examples[name]["claims"].add((int(row), rule))
+            pending_claims_for = None
+    return examples
+
+
+def implemented_codes():
+    result = subprocess.run(
+        [sys.executable, "-m", "dupguard", "rules"], capture_output=True, text=True, timeout=60
+    )
+    if result.returncode != 0:
+        pytest.skip(f"the dupguard CLI is not available here: {result.stderr[-300:]}")
+    return set(re.findall(r"^(DUP\d{3})\b", result.stdout, re.M))
+
+
+def check(tmp_path, filename, code):
+    import json
+
+    path = tmp_path / filename
+    path.write_text(code, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "dupguard", "check", "--output-format", "json", str(path)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return {(d["location"]["row"], d["code"]) for d in json.loads(result.stdout or "[]")}
+
+
+def test_five_worked_examples_with_claims():
+    examples = worked_examples()
+    assert sorted(examples) == ["app.py", "loop.py", "service.py", "tasks.py", "worker.py"]
+    for name, entry in examples.items():
+        assert "BROKEN" in entry and "FIXED" in entry and entry["claims"], name
+
+
+@pytest.mark.parametrize("filename", sorted(worked_examples()))
+def test_checker_reports_what_the_page_claims(filename, tmp_path):
+    implemented = implemented_codes()
+    entry = worked_examples()[filename]
+    claims = {(row, code) for row, code in entry["claims"] if code in implemented}
+    reported = check(tmp_path, filename, entry["BROKEN"])
+    assert claims <= reported, (
+        f"docs/runtime.md claims {sorted(claims - reported)} for the BROKEN {filename}, "
+        f"dupguard reports {sorted(reported)}: update the page or the rule"
+    )
+    claimed_codes = {code for _row, code in entry["claims"]}
+    fixed = {code for _row, code in check(tmp_path, filename, entry["FIXED"])}
+    assert not (fixed & claimed_codes), f"the FIXED {filename} still reports {sorted(fixed & claimed_codes)}"
