@@ -232,7 +232,7 @@ def format_report(title: str, result: Score) -> str:
     for name, keys, other in (("false positives", result.false_positives, result.false_negatives),
                               ("false negatives", result.false_negatives, result.false_positives)):
         lines.append(f"-- {name} ({len(keys)})")
-        for key in keys:
+        for key in sorted(keys, key=lambda k: (k[0], k[2], k[1])):
             near = _near(key, other)
             hint = f"  (unmatched {key[1]} at line {near})" if near else ""
             lines.append(f"  {key[0]}:{key[2]}: {key[1]}{hint}")

@@ -184,3 +184,31 @@ def test_labels_file_shape_is_validated(tmp_path):
     bad.write_text('["dev/a.py"]\nE501 = [1]\n')
     with pytest.raises(ValueError, match="unknown key"):
         precision.load_labels(bad)
+
+
+CORPUS = ROOT / "tests" / "corpus"
+
+
+@pytest.mark.skipif(not (CORPUS / "labels.toml").exists(), reason="corpus not present")
+def test_corpus_labels_match_the_files():
+    """Every corpus file has a labels entry and every label points at a real, non-blank line.
+
+    A label on a blank or comment line, or on a line past the end of the file, can never be
+    matched and would silently lower recall; a file missing from labels.toml would turn every
+    finding in it into a false positive.
+    """
+    labels = precision.load_labels(CORPUS / "labels.toml")
+    for split in precision.SPLITS:
+        if not (CORPUS / split).is_dir():
+            continue
+        files = precision.corpus_files(CORPUS, split)
+        assert set(files) == set(precision.split_labels(labels, split)), split
+    for rel, table in labels.items():
+        lines = (CORPUS / rel).read_text(encoding="utf-8").splitlines()
+        compile("\n".join(lines) + "\n", rel, "exec")
+        for code, rows in table.items():
+            assert code in precision.RULES, (rel, code)
+            for row in rows:
+                assert 1 <= row <= len(lines), (rel, code, row)
+                text = lines[row - 1].strip()
+                assert text and not text.startswith("#"), (rel, code, row, text)

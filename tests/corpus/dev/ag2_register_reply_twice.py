@@ -1,8 +1,11 @@
+import json
 import re
+import time
 
-from autogen import AssistantAgent, UserProxyAgent, LLMConfig
+from autogen import Agent, AssistantAgent, LLMConfig, UserProxyAgent
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+AUDIT_LOG = "audit.jsonl"
 
 
 def redact_pii(message):
@@ -14,19 +17,21 @@ def redact_pii(message):
     return message
 
 
-def count_tool_calls(messages):
-    counter = sum(1 for m in messages if m.get("tool_calls"))
-    print(f"tool calls so far: {counter}")
-    return messages
+def audit_reply(recipient, messages=None, sender=None, config=None):
+    """Append every incoming message to the audit log; never produces a reply itself."""
+    with open(AUDIT_LOG, "a") as fh:
+        fh.write(json.dumps({"ts": time.time(), "to": recipient.name, "msg": messages[-1]}) + "\n")
+    return False, None
 
 
 def build_pair(llm_config: LLMConfig) -> tuple[AssistantAgent, UserProxyAgent]:
     assistant = AssistantAgent("support", llm_config=llm_config)
     proxy = UserProxyAgent("proxy", human_input_mode="NEVER", code_execution_config=False)
     assistant.register_hook(hookable_method="process_message_before_send", hook=redact_pii)
-    assistant.register_hook(hookable_method="process_all_messages_before_reply", hook=count_tool_calls)
     proxy.register_hook(hookable_method="process_message_before_send", hook=redact_pii)
-    assistant.register_hook(hookable_method="process_message_before_send", hook=redact_pii)
+    assistant.register_reply([Agent, None], audit_reply, position=0)
+    proxy.register_reply([Agent, None], audit_reply, position=0)
+    assistant.register_reply([Agent, None], audit_reply, position=0)
     return assistant, proxy
 
 
