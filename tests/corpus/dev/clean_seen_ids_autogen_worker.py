@@ -21,7 +21,7 @@ def execute_once(call: dict, conversation_id: str) -> str | None:
     return out
 
 
-@dramatiq.actor(max_retries=3, time_limit=300_000)
+@dramatiq.actor(max_retries=0, time_limit=300_000)
 def continue_conversation(conversation_id: str, prompt: str) -> None:
     assistant, proxy = build_agents()
     result = proxy.initiate_chat(assistant, message=prompt, max_turns=1)
