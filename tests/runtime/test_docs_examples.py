@@ -134,17 +134,29 @@ def implemented_codes():
     return set(re.findall(r"^(DUP\d{3})\b", result.stdout, re.M))
 
 
-def check(tmp_path, filename, code):
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """One ``dupguard check`` run over every BROKEN and FIXED example of the page:
+    {("BROKEN" | "FIXED", filename): {(row, code)}}, plus the implemented rule codes."""
     import json
 
-    path = tmp_path / filename
-    path.write_text(code, encoding="utf-8")
+    implemented = implemented_codes()
+    root = tmp_path_factory.mktemp("worked_examples")
+    for name, entry in worked_examples().items():
+        for kind in ("BROKEN", "FIXED"):
+            (root / kind).mkdir(exist_ok=True)
+            (root / kind / name).write_text(entry[kind], encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "dupguard", "check", "--output-format", "json", str(path)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        [sys.executable, "-m", "dupguard", "check", "--isolated", "--no-cache",
+         "--output-format", "json", str(root)],
+        capture_output=True, text=True, timeout=120, cwd=root,
     )
     assert result.returncode in (0, 1), result.stderr
-    return {(d["location"]["row"], d["code"]) for d in json.loads(result.stdout or "[]")}
+    found: dict = {}
+    for d in json.loads(result.stdout or "[]"):
+        path = Path(d["filename"])
+        found.setdefault((path.parent.name, path.name), set()).add((d["location"]["row"], d["code"]))
+    return found, implemented
 
 
 def test_five_worked_examples_with_claims():
@@ -155,15 +167,15 @@ def test_five_worked_examples_with_claims():
 
 
 @pytest.mark.parametrize("filename", sorted(worked_examples()))
-def test_checker_reports_what_the_page_claims(filename, tmp_path):
-    implemented = implemented_codes()
+def test_checker_reports_what_the_page_claims(filename, checked):
+    found, implemented = checked
     entry = worked_examples()[filename]
     claims = {(row, code) for row, code in entry["claims"] if code in implemented}
-    reported = check(tmp_path, filename, entry["BROKEN"])
+    reported = found.get(("BROKEN", filename), set())
     assert claims <= reported, (
         f"docs/runtime.md claims {sorted(claims - reported)} for the BROKEN {filename}, "
         f"dupguard reports {sorted(reported)}: update the page or the rule"
     )
     claimed_codes = {code for _row, code in entry["claims"]}
-    fixed = {code for _row, code in check(tmp_path, filename, entry["FIXED"])}
+    fixed = {code for _row, code in found.get(("FIXED", filename), set())}
     assert not (fixed & claimed_codes), f"the FIXED {filename} still reports {sorted(fixed & claimed_codes)}"
