@@ -69,6 +69,7 @@ class ModelBuilder(cst.CSTVisitor):
         self._suites: list[list] = []  # [suite id, {id(stmt): index}, current index]
         self._statements: list[cst.CSTNode] = []
         self._main_ifs: list[cst.If] = []
+        self._conds: list[cst.BaseExpression] = []
         self._awaited: set[int] = set()
         self._call_index: dict[int, Call] = {}
 
@@ -263,6 +264,14 @@ class ModelBuilder(cst.CSTVisitor):
             self._main_ifs.append(node)
         if self._loops and isinstance(node.test, cst.Comparison) and _exits(node.body):
             self._loops[-1].capped = True
+        if self._function is not None and _exits(node.body, cst.Continue):
+            self._function.exit_tests.append(node.test)
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._conds.append(node.test)
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._conds.pop()
 
     def leave_If(self, original_node: cst.If) -> None:
         self._leave_statement()
@@ -402,6 +411,7 @@ class ModelBuilder(cst.CSTVisitor):
             branch=self._branch(),
             in_main=bool(self._main_ifs),
             awaited=id(node) in self._awaited,
+            conditions=tuple(self._conds),
         )
         self._calls.append(call)
         self._call_index[id(node)] = call
@@ -444,6 +454,7 @@ class ModelBuilder(cst.CSTVisitor):
                 block=self._block(),
                 branch=self._branch(),
                 in_main=bool(self._main_ifs),
+                seq=len(self.model.calls),
             )
         )
 
@@ -473,12 +484,12 @@ def _target_names(node: cst.CSTNode) -> list[str]:
     return []
 
 
-def _exits(body: cst.BaseSuite) -> bool:
-    """Does an ``if`` body leave the loop (break / return / raise) in its own statements?"""
+def _exits(body: cst.BaseSuite, *also: type) -> bool:
+    """Does an ``if`` body leave the loop (break / return / raise, plus ``also``) in its own statements?"""
     stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
     for stmt in stmts:
         smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
-        if any(isinstance(s, (cst.Break, cst.Return, cst.Raise)) for s in smalls):
+        if any(isinstance(s, (cst.Break, cst.Return, cst.Raise, *also)) for s in smalls):
             return True
     return False
 

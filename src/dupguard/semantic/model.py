@@ -65,6 +65,8 @@ class Call:
     branch: tuple[int, ...]  # ids of enclosing if/else/match bodies (statement nesting)
     in_main: bool
     awaited: bool = False
+    # tests of the enclosing ``if`` bodies, outermost first (guards such as ``h not in cm.handlers``)
+    conditions: tuple["cst.BaseExpression", ...] = ()
 
     def kw(self, name: str) -> Arg | None:
         for arg in self.args:
@@ -87,6 +89,7 @@ class Binding:
     block: tuple[int, int]
     branch: tuple[int, ...]
     in_main: bool
+    seq: int = 0  # how many calls precede it in source order (orders bindings against ``Model.calls``)
 
 
 @dataclass(eq=False)
@@ -115,6 +118,8 @@ class Function:
     calls: list[Call] = field(default_factory=list)
     contexts: set[str] = field(default_factory=set)  # direct: handler / worker / startup / script
     reached_from: set[str] = field(default_factory=set)  # contexts that reach it through calls
+    # tests of ``if`` statements whose body leaves (return/raise/continue/break): early-exit guards
+    exit_tests: list["cst.BaseExpression"] = field(default_factory=list)
 
 
 @dataclass(eq=False)
