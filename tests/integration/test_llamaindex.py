@@ -94,9 +94,9 @@ async def test_without_adapter_the_side_effect_repeats(effects):
 
 
 async def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
-    from dupguard.runtime import ToolCallLedger
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
 
-    guard = LlamaIndexGuard(ledger=ToolCallLedger(scope="chat-1"))
+    guard = LlamaIndexGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1"))
     first, retry = await run_turn_then_retry(effects, guard=guard)
     assert effects.count == 1
     # turn 1, second model call: both tool results, the second one a replay of the first

@@ -121,9 +121,9 @@ async def test_without_adapter_the_side_effect_repeats(effects):
 
 
 async def test_duplicate_in_run_and_retried_run_execute_once(effects):
-    from dupguard.runtime import ToolCallLedger
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
 
-    model, retry_model = await turn_then_retry(effects, OpenAIAgentsGuard(ledger=ToolCallLedger(scope="chat-1")))
+    model, retry_model = await turn_then_retry(effects, OpenAIAgentsGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1")))
     assert effects.count == 1
     first, second = model.outputs(1)
     assert (first["call_id"], first["output"]) == ("c1", "sent email #1 to bob")

@@ -119,9 +119,9 @@ def test_without_adapter_the_side_effect_repeats(effects):
 
 
 def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
-    from dupguard.runtime import ToolCallLedger
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
 
-    model, retry_model = run_turn_then_retry(effects, StrandsGuard(ledger=ToolCallLedger(scope="chat-1")))
+    model, retry_model = run_turn_then_retry(effects, StrandsGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1")))
     assert effects.count == 1
     first, second = model.tool_results(1)
     assert first["status"] == "success" and text(first) == "sent email #1 to bob"

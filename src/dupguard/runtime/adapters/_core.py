@@ -470,7 +470,11 @@ class AdapterGuard:
         ``turn_id`` identifies the user action (e.g. the HTTP request's idempotency key): a
         retry of the same action with the same id replays, through the ledger, the tool calls
         that already ran, also where the framework does not expose tool-call ids."""
-        if self._holds():
+        if self._holds():  # re-entered by the same run (a framework method calling another)
+            current = _CURRENT.get()
+            if current is not None and current.owner is self:
+                yield current
+                return
             with self._enter_turn(turn_id) as turn:
                 yield turn
             return
@@ -488,6 +492,10 @@ class AdapterGuard:
         """Sync :meth:`turn` for frameworks' blocking entry points (call from a thread that
         runs no event loop; ``wait`` mode blocks that thread)."""
         if self._holds():
+            current = _CURRENT.get()
+            if current is not None and current.owner is self:
+                yield current
+                return
             with self._enter_turn(turn_id) as turn:
                 yield turn
             return
