@@ -57,9 +57,10 @@ class Waiters:
                     except concurrent.futures.InvalidStateError:  # cancelled meanwhile
                         pass
 
-    def __len__(self) -> int:
+    def waiting(self, key: str) -> int:
+        """How many waiters are registered for ``key`` right now (for tests and metrics)."""
         with self._lock:
-            return sum(len(v) for v in self._by_key.values())
+            return len(self._by_key.get(key, ()))
 
 
 def wait(fut: concurrent.futures.Future, timeout: float) -> bool:
