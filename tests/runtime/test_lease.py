@@ -1,0 +1,114 @@
+"""``Lease``, ``turn_lease`` and ``aturn_lease``: one consumer per chat turn, with fencing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from dupguard.runtime import IdempotencyInProgress, Lease, LeaseLost, MemoryBackend, aturn_lease, turn_lease
+from dupguard.runtime.lease import _HEARTBEATS, TurnCompleted
+
+
+def test_one_consumer_per_turn_and_no_second_run(backend):
+    with turn_lease(backend, "turn:c1:7", ttl=5) as lease:
+        assert isinstance(lease, Lease) and lease.fence > 0 and not lease.lost
+        with pytest.raises(IdempotencyInProgress) as info:  # a second consumer, same turn
+            with turn_lease(backend, "turn:c1:7", ttl=5):
+                pass
+        assert info.value.retryable and 0 < info.value.retry_after <= 5
+        lease.check()  # still ours
+    with pytest.raises(TurnCompleted) as done:  # the job is redelivered after it finished
+        with turn_lease(backend, "turn:c1:7", ttl=5):
+            pass
+    assert done.value.retryable is False
+
+
+def test_a_failed_turn_is_given_back_with_a_higher_fence_next_time(backend):
+    with pytest.raises(RuntimeError):
+        with turn_lease(backend, "turn", ttl=5) as first:
+            raise RuntimeError("model timed out")
+    with turn_lease(backend, "turn", ttl=5) as second:
+        assert second.fence > first.fence
+
+
+def test_the_heartbeat_keeps_the_turn_and_check_sees_a_takeover(backend):
+    with turn_lease(backend, "alive", ttl=0.2) as lease:
+        time.sleep(0.5)
+        with pytest.raises(IdempotencyInProgress):
+            with turn_lease(backend, "alive", ttl=0.2):
+                pass
+        lease.check()
+
+    with pytest.raises(LeaseLost):  # leaving the block after a takeover: the work is not recorded
+        with turn_lease(backend, "stalled", ttl=0.15, heartbeat=0) as lease:
+            time.sleep(0.2)  # no heartbeat: the lease runs out
+            taker = backend.claim("stalled", lease=5)
+            assert taker.acquired and taker.fence > lease.fence
+            with pytest.raises(LeaseLost):
+                lease.check()  # fenced out: do not publish
+            assert lease.lost
+    assert backend.get("stalled").fence == taker.fence
+
+
+def test_async_turn_lease(backend):
+    async def main() -> None:
+        async with aturn_lease(backend, "aturn", ttl=0.2) as lease:
+            await asyncio.sleep(0.5)  # renewed on this loop
+            with pytest.raises(IdempotencyInProgress):
+                async with aturn_lease(backend, "aturn", ttl=0.2):
+                    pass
+            await lease.acheck()
+        with pytest.raises(TurnCompleted):
+            async with aturn_lease(backend, "aturn", ttl=0.2):
+                pass
+        with pytest.raises(ValueError):
+            async with aturn_lease(backend, "afail", ttl=5) as failed:
+                raise ValueError("boom")
+        async with aturn_lease(backend, "afail", ttl=5) as again:
+            assert again.fence > failed.fence
+
+    asyncio.run(main())
+
+
+def test_a_blocked_event_loop_stops_renewing_and_is_taken_over(backend):
+    """A stuck owner (its loop blocked) must lose the turn; a live one never does."""
+    holding = threading.Event()
+    errors: list[BaseException] = []
+
+    async def stuck_consumer() -> None:
+        async with aturn_lease(backend, "stuck", ttl=0.2):
+            holding.set()
+            time.sleep(0.6)  # blocks the loop: no heartbeat can run
+
+    def run() -> None:
+        try:
+            asyncio.run(stuck_consumer())
+        except BaseException as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    assert holding.wait(5)
+    deadline = time.monotonic() + 2
+    while not (claim := backend.claim("stuck", lease=5)).acquired:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    t.join(5)
+    assert len(errors) == 1 and isinstance(errors[0], LeaseLost)
+    backend.complete("stuck", claim.fence, "taken over", ttl=5)
+
+
+def test_many_short_leases_do_not_grow_the_heartbeat_heap():
+    backend = MemoryBackend()
+    for i in range(3000):
+        lease = Lease(backend, f"short-{i % 7}", 1, ttl=60).start()
+        lease.stop()
+    assert len(_HEARTBEATS._heap) < 1100
+
+
+def test_lease_validates_ttl():
+    with pytest.raises(ValueError):
+        Lease(MemoryBackend(), "k", 1, ttl=0)
