@@ -175,3 +175,27 @@ async def test_throw_mode_fails_the_second_run_fast(effects):
     assert (await first).messages[-1].content == "done bob"
     assert await context(agent) == expected("email bob", "b1", "bob", 1)
     assert effects.count == 1
+
+
+async def test_failing_tool_is_not_hammered_in_a_turn_but_may_run_again_when_retried(effects):
+    """A failure is committed to the turn (an identical retry gets the same error) and the
+    ledger id is released (a retried turn replaying the id may try again)."""
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
+
+    async def send_email(to: str) -> str:
+        """Send an email."""
+        effects.record(to=to)
+        raise ConnectionError("smtp down")
+
+    guard = AutoGenGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-f"))
+    tools = guard.tools([send_email])
+    model = client(calls(("f1", "bob")), calls(("f2", "bob")), "gave up")
+    agent = guard.protect(AssistantAgent("a", model_client=model, tools=tools, reflect_on_tool_use=True,
+                                         max_tool_iterations=2))
+    await agent.run(task="email bob")
+    assert effects.count == 1
+    (second,) = results_seen(model, 2)
+    assert second.call_id == "f2" and "smtp down" in second.content and "identical arguments" in second.content
+    retry = client(calls(("f1", "bob")), "gave up again")
+    await guard.protect(make_agent(retry, tools)).run(task="email bob")
+    assert effects.count == 2

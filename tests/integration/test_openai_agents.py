@@ -195,3 +195,16 @@ async def test_stream_holds_the_guard_until_the_stream_ends(effects):
         events.append(event)
         assert guard.invocation.busy
     assert not guard.invocation.busy and effects.count == 1 and events
+
+
+async def test_concurrent_sessions_sharing_the_tools_keep_separate_turns(effects):
+    """Tools are built once and shared; each run's turn guard is its own, so the same call in
+    two sessions' concurrent runs is not mistaken for a duplicate."""
+    guard = OpenAIAgentsGuard()  # no invocation guard: different sessions may run at once
+    script = {"email bob": [[call("s1", to="bob")], "done bob"]}
+    tools = guard.tools([make_tool(effects, 0.05)])
+    runs = [guard.run(Agent(name="a", model=ScriptedModel(script), tools=tools), "email bob",
+                      session=SQLiteSession(f"user-{i}")) for i in range(2)]
+    results = await asyncio.gather(*runs)
+    assert [r.final_output for r in results] == ["done bob", "done bob"]
+    assert effects.count == 2
