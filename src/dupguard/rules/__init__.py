@@ -52,6 +52,6 @@ def rule(code: str) -> Callable[[Check], Check]:
 
 def load() -> dict[str, Check]:
     """Import every family module (they register themselves) and return the registry."""
-    from . import retries, shared_state, tools  # noqa: F401
+    from . import fanout, handlers, retries, shared_state, tools  # noqa: F401
 
     return RULES

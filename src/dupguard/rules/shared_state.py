@@ -6,6 +6,7 @@ from typing import Iterable
 
 from ..semantic.catalog import Kind
 from ..semantic.model import Model
+from ..semantic.sessions import constant_session_keys
 from ..semantic.shared import Shared, shared_objects, uses_in_concurrent_code
 from . import Finding, RuleContext, rule
 
@@ -31,20 +32,34 @@ def _where(shared: Shared) -> str:
 
 
 def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) -> Iterable[Finding]:
-    for shared in shared_objects(model):
+    objects = list(shared_objects(model))
+    uses = {id(s): uses_in_concurrent_code(model, s) for s in objects}
+    for shared in objects:
         if shared.kind is not kind:
             continue
-        uses = uses_in_concurrent_code(model, shared)
-        if not uses:
+        via = ""
+        found = uses[id(shared)]
+        if not found and kind is Kind.MEMORY:
+            # a memory handed to a shared agent is used whenever that agent runs
+            for agent in objects:
+                if agent.kind is Kind.AGENT and uses[id(agent)] and _holds(agent, shared):
+                    found, via = uses[id(agent)], f" through `{agent.label}`"
+                    break
+        if not found:
             continue
-        first = uses[0]
+        first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
-        more = f" and {len(uses) - 1} more place(s)" if len(uses) > 1 else ""
+        more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
-            f"used in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
+            f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
         )
+
+
+def _holds(agent: Shared, memory: Shared) -> bool:
+    call = agent.binding.value_call if agent.binding is not None else None
+    return call is not None and any(arg.dotted == memory.label for arg in call.args)
 
 
 @rule("DUP101")
@@ -54,3 +69,27 @@ def shared_agent_singleton(model: Model, ctx: RuleContext) -> Iterable[Finding]:
         "build the agent per request, or keep one per session with "
         "`dupguard.runtime.SessionRegistry` and serialise it with `InvocationGuard`",
     )
+
+
+@rule("DUP102")
+def shared_memory_singleton(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    return _shared_findings(
+        model, ctx, Kind.MEMORY,
+        "every user writes to one history; create the memory per request or keep one per "
+        "session id with `dupguard.runtime.SessionRegistry`",
+    )
+
+
+@rule("DUP103")
+def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for key, use in constant_session_keys(model):
+        fn = use.function if use is not None else key.function
+        where = f"`{fn.name if fn else 'module code'}`"
+        if use is not None:
+            where += f", line {ctx.line(use.node)}"
+        yield Finding(
+            key.value,
+            f"`{key.key}` is the constant {getattr(key.value, 'value', 'string')} in code that runs per "
+            f"request ({where}): every user shares one conversation and replays its tool calls; derive "
+            f"`{key.key}` from the request (user or session id)",
+        )

@@ -13,7 +13,9 @@ import libcst as cst
 
 from .catalog import Catalog
 from .contexts import classify_functions
-from .model import Arg, Binding, Call, Decorator, Function, ListLiteral, Loop, Model, TryFrame
+from .model import (
+    SESSION_KEYS, Arg, Binding, Call, ConstantKey, Decorator, Function, ListLiteral, Loop, Model, TryFrame,
+)
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
@@ -421,6 +423,22 @@ class ModelBuilder(cst.CSTVisitor):
 
     def leave_Call(self, original_node: cst.Call) -> None:
         self._calls.pop()
+
+    def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
+        if key in SESSION_KEYS and isinstance(value, (cst.SimpleString, cst.Integer, cst.ConcatenatedString)):
+            self.model.constant_keys.append(ConstantKey(
+                key=key, value=value, function=self._function,
+                statement=self._statements[-1] if self._statements else value,
+                call=self._calls[-1] if self._calls else None, in_main=bool(self._main_ifs),
+            ))
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        if isinstance(node.key, cst.SimpleString):
+            self._constant_key(str(node.key.evaluated_value), node.value)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._constant_key(node.keyword.value, node.value)
 
     def visit_List(self, node: cst.List) -> None:
         self.model.lists[id(node)] = ListLiteral(

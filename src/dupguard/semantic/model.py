@@ -128,6 +128,21 @@ class ListLiteral:
     elements: tuple[tuple[str | None, "cst.BaseExpression"], ...]
 
 
+@dataclass(eq=False)
+class ConstantKey:
+    """A literal conversation key: ``thread_id="default"`` or ``{"thread_id": "1"}``."""
+
+    key: str  # "thread_id", "session_id"…
+    value: "cst.BaseExpression"  # the literal
+    function: "Function | None"
+    statement: "cst.CSTNode"
+    call: "Call | None"  # the innermost enclosing call
+    in_main: bool
+
+
+SESSION_KEYS = ("thread_id", "session_id", "chat_store_key", "conversation_id")
+
+
 @dataclass
 class Model:
     catalog: Catalog
@@ -138,6 +153,7 @@ class Model:
     classes: dict[str, list[str]] = field(default_factory=dict)  # class name → resolved bases
     loops: list[Loop] = field(default_factory=list)
     lists: dict[int, ListLiteral] = field(default_factory=dict)  # id(cst.List) → literal
+    constant_keys: list[ConstantKey] = field(default_factory=list)
     is_streamlit: bool = False
     imports_django: bool = False
 

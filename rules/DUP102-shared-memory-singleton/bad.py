@@ -1,0 +1,38 @@
+from fastapi import FastAPI
+from langchain.memory import ConversationBufferMemory
+from llama_index.core.agent import ReActAgent
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.workflow import Context
+from celery import Celery
+
+app = FastAPI()
+celery_app = Celery("jobs")
+memory = ChatMemoryBuffer.from_defaults(token_limit=4000)  # error: DUP102
+agent = ReActAgent.from_tools(tools=[], memory=memory)
+history = ChatMemoryBuffer.from_defaults(token_limit=2000)  # error: DUP102
+lc_memory = ConversationBufferMemory(memory_key="chat_history", return_messages=True)  # error: DUP102
+workflow_agent = FunctionAgent(tools=[], llm=None)
+shared_ctx = Context(workflow_agent)  # error: DUP102
+
+
+@app.post("/chat")
+async def chat(payload: dict):
+    return await agent.achat(payload["message"])
+
+
+@app.post("/fresh-agent")
+async def fresh_agent(payload: dict):
+    # a new agent per request, but every request writes to the same memory
+    per_request = ReActAgent.from_tools(tools=[], memory=history)
+    return await per_request.achat(payload["message"])
+
+
+@celery_app.task
+def summarize(text: str):
+    lc_memory.save_context({"input": text}, {"output": "ok"})
+
+
+@app.post("/workflow")
+async def workflow(payload: dict):
+    return await workflow_agent.run(user_msg=payload["message"], ctx=shared_ctx)

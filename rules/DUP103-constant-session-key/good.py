@@ -1,0 +1,35 @@
+from agents import Agent, Runner, SQLiteSession
+from fastapi import FastAPI
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.prebuilt import create_react_agent
+
+app = FastAPI()
+graph = create_react_agent("openai:gpt-4o-mini", tools=[], checkpointer=MemorySaver())
+assistant = Agent(name="assistant", instructions="Help the user.")
+
+
+@app.post("/chat/{thread_id}")
+async def chat(thread_id: str, payload: dict):
+    config = {"configurable": {"thread_id": thread_id}}
+    return await graph.ainvoke({"messages": [("user", payload["message"])]}, config)
+
+
+@app.post("/sdk")
+async def sdk(payload: dict):
+    session = SQLiteSession(session_id=payload["session_id"], db_path="chats.db")
+    return await Runner.run(assistant, payload["message"], session=session)
+
+
+@app.post("/f-string")
+async def f_string(user_id: str, payload: dict):
+    config = {"configurable": {"thread_id": f"user-{user_id}"}}
+    return await graph.ainvoke({"messages": [("user", payload["message"])]}, config)
+
+
+def run_eval():
+    # an offline evaluation script: one fixed thread is intended
+    return graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "eval"}})
+
+
+if __name__ == "__main__":
+    graph.invoke({"messages": [("user", "hello")]}, {"configurable": {"thread_id": "cli"}})

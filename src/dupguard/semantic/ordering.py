@@ -1,0 +1,58 @@
+"""Completion order: tool results written to a history as they finish, not as requested.
+
+Two shapes (seed 002): a loop over ``as_completed(...)`` that appends to a history, and a
+task function started by ``asyncio.gather``/``create_task``/an executor that appends to a
+history it does not own. Either way the history's order depends on timing, and a result can
+land after the next model call has started.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .fanout import _is_async_fanout, _is_thread_fanout
+from .history import APPEND_METHODS, looks_like_history
+from .model import Call, Function, Model
+
+COMPLETION_ORDER = {"asyncio.as_completed", "concurrent.futures.as_completed", "anyio.as_completed"}
+
+
+def _history_append(model: Model, call: Call) -> bool:
+    return call.method in APPEND_METHODS | {"extend", "insert"} and bool(call.receiver) and \
+        looks_like_history(model, call.receiver or "", call)
+
+
+def _task_functions(model: Model) -> dict[int, Function]:
+    tasks: dict[int, Function] = {}
+    for fan in model.calls:
+        if not (_is_async_fanout(fan) or _is_thread_fanout(fan)):
+            continue
+        for call in model.calls:
+            if fan in call.outer:
+                fn = model.called_function(call)
+                if fn is not None:
+                    tasks[id(fn)] = fn
+        for arg in fan.args:
+            if arg.dotted and "." not in arg.dotted:
+                fn = model.function_named(arg.dotted)
+                if fn is not None:
+                    tasks[id(fn)] = fn
+    return tasks
+
+
+def unordered_writes(model: Model) -> Iterator[tuple[Call, str]]:
+    """(append call, why) for history writes whose order is completion order."""
+    tasks = _task_functions(model)
+    for call in model.calls:
+        if not _history_append(model, call):
+            continue
+        if any(loop.kind == "for" and loop.iter_callee in COMPLETION_ORDER for loop in call.loops):
+            yield call, "in completion order (a loop over `as_completed`)"
+            continue
+        fn = call.function
+        if fn is not None and id(fn) in tasks:
+            receiver = (call.receiver or "").split(".")[0]
+            local = model.local_binding(receiver, fn)
+            owned = local is not None and local.function is fn
+            if not owned:
+                yield call, f"from inside the parallel task `{fn.name}`"

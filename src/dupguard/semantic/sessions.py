@@ -1,0 +1,41 @@
+"""Conversation keys: literal ``thread_id`` / ``session_id`` values reached from per-request code.
+
+A checkpointer or session store keyed by a constant is one conversation for every user: the
+graph resumes the previous user's pending tool calls. Literal keys count when they appear in
+a handler or worker, or in a module-level config dict that a handler passes to a call.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .model import Call, ConstantKey, Model
+
+
+def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
+    """(literal key, the per-request call that uses it, when it is not where the key is)."""
+    module_configs: dict[str, ConstantKey] = {}
+    for key in model.constant_keys:
+        if key.in_main:
+            continue
+        if key.function is not None:
+            if model.is_concurrent_context(key.function):
+                yield key, None
+            continue
+        for b in model.bindings:
+            if b.scope == "module" and b.statement is key.statement:
+                module_configs.setdefault(b.target, key)
+    if not module_configs:
+        return
+    reported: set[int] = set()
+    for call in model.calls:
+        if not model.is_concurrent_context(call.function, call.in_main):
+            continue
+        for arg in call.args:
+            key = module_configs.get(arg.dotted or "")
+            if key is None or id(key) in reported:
+                continue
+            binding = model.local_binding(arg.dotted or "", call.function)
+            if binding is not None and binding.scope == "module":
+                reported.add(id(key))
+                yield key, call
