@@ -13,9 +13,13 @@ from . import Finding, RuleContext, rule
 def duplicate_history_append(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for first, second in repeated_appends(model):
         message = second.args[0].dotted
+        from ..codemods.duplicate_history_append import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(ctx, second)
         yield Finding(
             second.node,
             f"`{message}` is appended to `{second.receiver}` again (first at line {ctx.line(first.node)}): "
             "a message with tool_calls in the history twice makes the next turn execute them twice; "
             "append it once",
+            replacement=replacement, fix_message=fix_message,
         )

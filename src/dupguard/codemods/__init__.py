@@ -1,0 +1,19 @@
+"""LibCST codemods, one module per fixable rule.
+
+A rule builds its fix with the helpers of its codemod module and returns it in
+``Finding.replacement`` as ``(node, new node or libcst.RemoveFromParent())``; the fixer
+(``dupguard.fixer``) applies it, re-parses, re-lints and repeats until the file is stable.
+Each module also exposes a ``libcst.codemod`` command that runs that one rule's fixes, so
+the same transformation works from LibCST's own runner::
+
+    python -m libcst.tool codemod --no-format -x dupguard.codemods.duplicate_tool.FixDuplicateTool src/
+
+Modules are imported only when a finding needs its fix: ``libcst.codemod`` is slow to import.
+"""
+
+# rule code → "module.CommandClass" (the libcst.tool spelling, relative to this package)
+COMMANDS = {
+    "DUP101": "shared_agent_singleton.FixSharedAgentSingleton",
+    "DUP301": "duplicate_tool.FixDuplicateTool",
+    "DUP503": "duplicate_history_append.FixDuplicateHistoryAppend",
+}

@@ -1,0 +1,159 @@
+"""Tree surgery shared by the codemods: remove a list element or a statement cleanly.
+
+Each helper returns a *replacement* in the form a rule hands to the fixer,
+``(node to replace, new node or libcst.RemoveFromParent())``, or ``None`` with a reason when
+the edit cannot be made without risk. They never touch anything outside the node they
+replace, so the bytes around a fix stay exactly as the user wrote them; comments that sit on
+removed lines are kept on their own lines instead of being deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+Replacement = tuple[cst.CSTNode, object]
+
+
+def module_of(ctx: object) -> cst.Module:
+    """The module being linted, from the rule context (its position index holds it)."""
+    return ctx.positions._module  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ parents
+
+_PARENTS: dict[int, tuple[cst.Module, dict[int, cst.CSTNode]]] = {}
+
+
+class _ParentCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.parents: dict[int, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[id(node)] = self._stack[-1]
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+def parent_of(module: cst.Module, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The parent of ``node``; the map is built once per module, and only when a fix asks
+    (ParentNodeProvider would cost three parses on every linted file)."""
+    cached = _PARENTS.get(id(module))
+    if cached is None or cached[0] is not module:
+        collector = _ParentCollector()
+        module.visit(collector)
+        _PARENTS.clear()  # one module at a time: fixes are computed file by file
+        cached = _PARENTS[id(module)] = (module, collector.parents)
+    return cached[1].get(id(node))
+
+
+def enclosing(module: cst.Module, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
+    current = parent_of(module, node)
+    while current is not None and not isinstance(current, kinds):
+        current = parent_of(module, current)
+    return current
+
+
+# ------------------------------------------------------------------ comments
+
+def _has_comment(lines: Sequence[cst.EmptyLine]) -> bool:
+    return any(line.comment is not None for line in lines)
+
+
+# ------------------------------------------------------------------ list elements
+
+def remove_list_element(lst: cst.List, index: int) -> cst.List:
+    """``lst`` without element ``index``; the neighbours keep their commas and line layout.
+
+    Removing ``b`` from ``[a, b]`` gives ``[a]`` (not ``[a, ]``); in a one-per-line list it
+    deletes ``b``'s line. A comment at the end of the removed line goes with it (it described
+    the removed element); comments on lines of their own are kept.
+    """
+    elements = list(lst.elements)
+    removed = elements.pop(index)
+    if index == 0 or not elements:
+        return lst.with_changes(elements=elements)
+    prev = elements[index - 1]
+    prev_comma, removed_comma = prev.comma, removed.comma
+    prev_ws = prev_comma.whitespace_after if isinstance(prev_comma, cst.Comma) else None
+    if not isinstance(removed_comma, cst.Comma):
+        # the removed element was last, without a trailing comma: the previous one is last now
+        closing = lst.rbracket.whitespace_before
+        if isinstance(prev_ws, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
+            # one per line: keep ``a,`` and its comment, then the line break before ``]``
+            closing = closing.with_changes(
+                first_line=prev_ws.first_line,
+                empty_lines=[*prev_ws.empty_lines, *closing.empty_lines],
+            )
+            elements[index - 1] = prev.with_changes(
+                comma=prev_comma.with_changes(whitespace_after=cst.SimpleWhitespace("")))
+            return lst.with_changes(elements=elements, rbracket=lst.rbracket.with_changes(whitespace_before=closing))
+        if isinstance(prev_ws, cst.ParenthesizedWhitespace) and (
+            prev_ws.first_line.comment is not None or _has_comment(prev_ws.empty_lines)
+        ):
+            return lst.with_changes(elements=elements)  # ``[a,  # note\n b]`` → ``[a,  # note\n ]``
+        elements[index - 1] = prev.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return lst.with_changes(elements=elements)
+    removed_ws = removed_comma.whitespace_after
+    if isinstance(prev_ws, cst.ParenthesizedWhitespace) and isinstance(removed_ws, cst.ParenthesizedWhitespace):
+        # delete the removed element's line: keep the previous line's end and the own-line
+        # comments of both, take the indentation of what followed the removed element
+        merged = prev_ws.with_changes(
+            empty_lines=[*prev_ws.empty_lines, *removed_ws.empty_lines],
+            indent=removed_ws.indent,
+            last_line=removed_ws.last_line,
+        )
+        elements[index - 1] = prev.with_changes(comma=prev_comma.with_changes(whitespace_after=merged))
+    elif isinstance(prev_ws, cst.ParenthesizedWhitespace):
+        pass  # ``a,\n    b, c``: ``a`` keeps its line break and ``c`` follows it
+    else:
+        elements[index - 1] = prev.with_changes(comma=removed_comma)
+    return lst.with_changes(elements=elements)
+
+
+# ------------------------------------------------------------------ statements
+
+def statement_expression(line: cst.CSTNode, call: cst.Call) -> cst.BaseSmallStatement | None:
+    """The ``Expr`` small statement of ``line`` whose value is ``call`` (or ``await call``)."""
+    if not isinstance(line, cst.SimpleStatementLine):
+        return None
+    for small in line.body:
+        if isinstance(small, cst.Expr):
+            value = small.value
+            if value is call or (isinstance(value, cst.Await) and value.expression is call):
+                return small
+    return None
+
+
+def remove_statement(module: cst.Module, line: cst.SimpleStatementLine,
+                     small: cst.BaseSmallStatement) -> tuple[Replacement | None, str]:
+    """Remove one small statement (``x.append(m)``), and its line when it is alone on it.
+
+    The comment at the end of the removed line goes with it; comment lines above it move to
+    the next statement (or the end of the block), with the blank lines around them.
+    """
+    if len(line.body) > 1:
+        body = [s for s in line.body if s is not small]
+        if line.body[-1] is small:
+            # ``a(); b()`` minus ``b()``: ``a()`` loses its semicolon
+            body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return (line, line.with_changes(body=body)), ""
+    if not _has_comment(line.leading_lines):
+        return (line, cst.RemoveFromParent()), ""
+    suite = parent_of(module, line)
+    if not isinstance(suite, (cst.IndentedBlock, cst.Module)):
+        return None, "the statement is not directly in a block"
+    body = list(suite.body)
+    index = next(i for i, s in enumerate(body) if s is line)
+    del body[index]
+    if index < len(body):
+        nxt = body[index]
+        body[index] = nxt.with_changes(leading_lines=[*line.leading_lines, *nxt.leading_lines])
+        return (suite, suite.with_changes(body=body)), ""
+    return (suite, suite.with_changes(body=body, footer=[*line.leading_lines, *suite.footer])), ""

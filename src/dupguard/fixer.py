@@ -1,0 +1,449 @@
+"""``dupguard fix``: apply the rules' LibCST replacements until the file is stable.
+
+Rules return fixes as replacements, ``(node, new node or libcst.RemoveFromParent())``; they
+never edit text. Here each replacement is applied to the tree, the result printed, and
+the difference to the original turned into minimal text edits (the same edits the JSON
+report shows). Per pass, every fix whose edits do not touch another chosen fix's edits is
+applied (identical edits, such as the same import added by two fixes, count once); the
+result is re-parsed, re-linted and fixed again, at most ``MAX_PASSES`` times (ruff's loop).
+
+Safety by construction:
+
+* source bytes are parsed with ``libcst.parse_module(bytes)`` and written back as
+  ``module.bytes``, so the encoding (BOM, coding cookie), newline style and indentation
+  stay as they were, and every byte outside the fixed nodes is unchanged;
+* a pass whose output does not parse (or no longer compiles when the input did), or a
+  file that has not settled after ``MAX_PASSES`` passes, keeps its original content, and
+  the rule and file are reported;
+* writes go to a temporary file in the same directory, then ``os.replace``; the file's
+  mode is kept, and a file that changed on disk while it was being fixed is left alone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from .config import Settings, _selected
+from .diagnostics import Diagnostic, Edit, FileError, Fix
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from .rules import Finding
+
+MAX_PASSES = 10
+
+
+@dataclass(frozen=True, order=True)
+class TextEdit:
+    """Replace ``code[start:end]`` with ``content`` (offsets into ``module.code``)."""
+
+    start: int
+    end: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One fix that was made: where (in the file as it was before that pass) and what."""
+
+    filename: str
+    code: str
+    row: int
+    column: int
+    message: str
+    applicability: str
+    pass_number: int
+
+
+@dataclass
+class Outcome:
+    """The result of fixing one file."""
+
+    filename: str
+    module: "cst.Module"
+    applied: list[Applied] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+    unsafe_hidden: int = 0  # remaining findings with an unsafe fix that was not enabled
+    skipped: list[tuple[Diagnostic, str]] = field(default_factory=list)  # fix refused, why
+    error: str | None = None
+    passes: int = 0
+
+
+# ----------------------------------------------------------------------------- policy
+
+def applicability(code: str) -> str | None:
+    """``"safe"``, ``"unsafe"`` or None (no fix), from the rule's ``rule.toml``."""
+    from .rulemeta import all_rules
+
+    meta = all_rules().get(code)
+    return meta.fix if meta is not None and meta.fix in ("safe", "unsafe") else None
+
+
+def fixable(code: str, settings: Settings) -> bool:
+    """``fixable`` / ``unfixable`` prefixes, longest prefix wins (as ``select``/``ignore``)."""
+    return _selected(code, settings.fixable, settings.unfixable)
+
+
+# ----------------------------------------------------------------------------- analysis
+
+def analyse(filename: str, module: "cst.Module", settings: Settings,
+            codes: frozenset[str]) -> list[tuple[Diagnostic, "Finding"]]:
+    """Lint an already parsed module; like ``engine.lint_text`` but keeps the findings (with
+    their replacements) and honours ``# noqa`` the same way."""
+    from .engine import extra_modules
+    from .prefilter import might_matter
+    from .rules import RuleContext, load
+    from .semantic.builder import build_model
+    from .semantic.catalog_loader import catalog_for
+    from .semantic.positions import Positions
+    from .suppression import file_is_exempt, line_suppresses
+
+    text = module.code
+    if not codes or file_is_exempt(text) or not might_matter(text, extra_modules(settings)):
+        return []
+    model = build_model(module, catalog_for(settings), settings)
+    ctx = RuleContext(Positions(module))
+    rules = load()
+    lines = text.splitlines()
+    out: list[tuple[Diagnostic, Finding]] = []
+    seen: set[Diagnostic] = set()
+    for code in sorted(codes):
+        for finding in rules[code](model, ctx):
+            row, col, end_row, end_col = ctx.positions.range(finding.node)
+            if row <= len(lines) and line_suppresses(lines[row - 1], code):
+                continue
+            diag = Diagnostic(filename, row, col, code, finding.message, end_row, end_col)
+            if diag in seen:
+                continue
+            seen.add(diag)
+            out.append((diag, finding))
+    out.sort(key=lambda pair: pair[0])
+    return out
+
+
+def replacement_edits(module: "cst.Module", replacement: tuple, old_code: str | None = None) -> tuple[TextEdit, ...]:
+    """The minimal text edits that turn ``module`` into ``module`` with ``replacement`` applied."""
+    import libcst as cst
+
+    node, new = replacement
+    if node is module:
+        new_module = new
+    elif isinstance(new, cst.RemovalSentinel):
+        new_module = module.deep_remove(node)
+    else:
+        new_module = module.deep_replace(node, new)
+    if not isinstance(new_module, cst.Module):
+        raise ValueError("the replacement removed the whole module")
+    old = module.code if old_code is None else old_code
+    return text_edits(old, new_module.code)
+
+
+def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
+    """Line-level diff, each changed hunk trimmed to the characters that differ."""
+    if old == new:
+        return ()
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line))
+    edits = []
+    matcher = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start, end = starts[head + i1], starts[head + i2]
+        old_part, new_part = old[start:end], "".join(b[head + j1:head + j2])
+        prefix = 0
+        limit = min(len(old_part), len(new_part))
+        while prefix < limit and old_part[prefix] == new_part[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < limit - prefix and old_part[-1 - suffix] == new_part[-1 - suffix]:
+            suffix += 1
+        edits.append(TextEdit(start + prefix, end - suffix, new_part[prefix:len(new_part) - suffix]))
+    return tuple(edits)
+
+
+def apply_edits(code: str, edits: Iterable[TextEdit]) -> str:
+    for edit in sorted(set(edits), reverse=True):
+        code = code[:edit.start] + edit.content + code[edit.end:]
+    return code
+
+
+def fix_for(module: "cst.Module", code: str, finding: "Finding") -> Fix | None:
+    """``Diagnostic.fix`` for the JSON report: applicability, message, row/column edits."""
+    kind = applicability(code)
+    if kind is None or finding.replacement is None:
+        return None
+    old = module.code
+    try:
+        edits = replacement_edits(module, finding.replacement, old)
+    except Exception:  # a fix that cannot be printed is no fix; the finding still stands
+        return None
+    if not edits:
+        return None
+    starts = _line_starts(old)
+    out = []
+    for edit in edits:
+        row, col = _row_col(starts, edit.start)
+        end_row, end_col = _row_col(starts, edit.end)
+        out.append(Edit(edit.content, row, col, end_row, end_col))
+    return Fix(kind, finding.fix_message or "Apply the fix", tuple(out))
+
+
+def _line_starts(code: str) -> list[int]:
+    starts = [0]
+    for line in code.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _row_col(starts: list[int], offset: int) -> tuple[int, int]:
+    index = bisect.bisect_right(starts, offset) - 1
+    index = min(index, len(starts) - 1)
+    return index + 1, offset - starts[index]
+
+
+# ----------------------------------------------------------------------------- the loop
+
+def _conflicts(edits: tuple[TextEdit, ...], taken: set[TextEdit]) -> bool:
+    for edit in edits:
+        for other in taken:
+            if edit == other:
+                continue
+            if edit.start <= other.end and other.start <= edit.end:
+                return True
+    return False
+
+
+def _compiles(code: str, filename: str) -> bool:
+    try:
+        compile(code, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def fix_module(filename: str, module: "cst.Module", settings: Settings, codes: frozenset[str],
+               *, unsafe: bool) -> Outcome:
+    """Fix one parsed module; on any failure the outcome holds the original module and an error."""
+    import libcst as cst
+
+    original = module
+    original_compiles: bool | None = None
+    applied: list[Applied] = []
+    for number in range(1, MAX_PASSES + 2):
+        code_text = module.code
+        pairs = analyse(filename, module, settings, codes)
+        candidates: list[tuple[Diagnostic, Finding, str, tuple[TextEdit, ...]]] = []
+        hidden = 0
+        skipped: list[tuple[Diagnostic, str]] = []
+        for diag, finding in pairs:
+            kind = applicability(diag.code)
+            if kind is None or not fixable(diag.code, settings):
+                continue
+            if finding.replacement is None:
+                if finding.fix_message:
+                    skipped.append((diag, finding.fix_message))
+                continue
+            if kind == "unsafe" and not unsafe:
+                hidden += 1
+                continue
+            try:
+                edits = replacement_edits(module, finding.replacement, code_text)
+            except Exception as exc:  # a rule bug: keep going, say which rule
+                skipped.append((diag, f"internal error building the fix ({type(exc).__name__}: {exc})"))
+                continue
+            if edits:
+                candidates.append((diag, finding, kind, edits))
+        if not candidates:
+            return Outcome(filename, module, applied, [d for d, _ in pairs], hidden, skipped, None, number - 1)
+        if number > MAX_PASSES:
+            rules = ", ".join(sorted({d.code for d, *_ in candidates}))
+            return Outcome(filename, original, [], [d for d, _ in analyse(filename, original, settings, codes)],
+                           error=f"fixes for {rules} did not settle after {MAX_PASSES} passes; file left unchanged",
+                           passes=MAX_PASSES)
+        taken: set[TextEdit] = set()
+        chosen = []
+        for candidate in candidates:
+            if _conflicts(candidate[3], taken):
+                continue
+            taken.update(candidate[3])
+            chosen.append(candidate)
+        new_code = apply_edits(code_text, taken)
+        rules = ", ".join(sorted({d.code for d, *_ in chosen}))
+        try:
+            new_module = cst.parse_module(new_code, config=module.config_for_parsing)
+        except Exception as exc:
+            return Outcome(filename, original, [], [d for d, _ in analyse(filename, original, settings, codes)],
+                           error=f"the {rules} fix produced code that does not parse ({type(exc).__name__}); "
+                                 "file left unchanged, please report it", passes=number)
+        if original_compiles is None:
+            original_compiles = _compiles(original.code, filename)
+        if original_compiles and not _compiles(new_code, filename):
+            return Outcome(filename, original, [], [d for d, _ in analyse(filename, original, settings, codes)],
+                           error=f"the {rules} fix produced code that does not compile; file left unchanged, "
+                                 "please report it", passes=number)
+        for diag, finding, kind, _ in chosen:
+            applied.append(Applied(filename, diag.code, diag.row, diag.column,
+                                   finding.fix_message or "fixed", kind, number))
+        module = new_module
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def fix_bytes(filename: str, data: bytes, settings: Settings, codes: frozenset[str], *,
+              unsafe: bool) -> tuple[Outcome | None, bytes, str | None]:
+    """(outcome, new bytes, error). An input that cannot be decoded or parsed is an error."""
+    import libcst as cst
+
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as exc:
+        return None, data, f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}"
+    except RecursionError:
+        return None, data, "too deeply nested to parse"
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        return None, data, f"cannot decode: {exc}"
+    outcome = fix_module(filename, module, settings, codes, unsafe=unsafe)
+    if outcome.error is not None or not outcome.applied:
+        return outcome, data, outcome.error
+    return outcome, outcome.module.bytes, None
+
+
+# ----------------------------------------------------------------------------- files
+
+def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
+    """Replace ``path``'s content with ``data`` via a temporary file in the same directory.
+
+    A symlink is followed (the link stays a link); the mode is kept; if the file no longer
+    holds ``expected`` (someone edited it meanwhile) nothing is written.
+    """
+    target = Path(os.path.realpath(path))
+    info = target.stat()
+    if target.read_bytes() != expected:
+        raise OSError(f"{path} changed while it was being fixed; not written")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dupguard", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        try:
+            os.chown(tmp, info.st_uid, info.st_gid)
+        except (PermissionError, AttributeError):
+            pass
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+@dataclass
+class FileResult:
+    filename: str
+    original: bytes
+    fixed: bytes
+    outcome: Outcome | None
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.fixed != self.original
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+    @property
+    def applied(self) -> list[Applied]:
+        return [a for f in self.files if f.outcome for a in f.outcome.applied if f.error is None]
+
+    @property
+    def remaining(self) -> list[Diagnostic]:
+        return sorted(d for f in self.files if f.outcome for d in f.outcome.remaining)
+
+    @property
+    def unsafe_hidden(self) -> int:
+        return sum(f.outcome.unsafe_hidden for f in self.files if f.outcome)
+
+    @property
+    def skipped(self) -> list[tuple[Diagnostic, str]]:
+        return [s for f in self.files if f.outcome for s in f.outcome.skipped]
+
+
+def fix_paths(files: Iterable[Path], settings: Settings, *, unsafe: bool, write: bool,
+              stdin: tuple[str, bytes] | None = None) -> RunResult:
+    """Fix every file; write the changed ones when ``write`` (never the stdin source)."""
+    from .engine import codes_for_file
+
+    result = RunResult()
+    enabled = settings.enabled_codes()
+    sources: list[tuple[str, Path | None, bytes | None, str | None]] = []
+    for path in files:
+        try:
+            sources.append((str(path), path, path.read_bytes(), None))
+        except IsADirectoryError:
+            sources.append((str(path), path, None, "is a directory"))
+        except PermissionError:
+            sources.append((str(path), path, None, "permission denied"))
+        except OSError as exc:
+            sources.append((str(path), path, None, exc.strerror or str(exc)))
+    if stdin is not None:
+        sources.append((stdin[0], None, stdin[1], None))
+    for filename, path, data, error in sources:
+        if data is None:
+            result.errors.append(FileError(filename, error or "unreadable"))
+            continue
+        codes = codes_for_file(filename, settings, enabled)
+        try:
+            outcome, fixed, error = fix_bytes(filename, data, settings, codes, unsafe=unsafe)
+        except Exception as exc:  # a bug in dupguard must not hide the other files
+            outcome, fixed, error = None, data, f"internal error while fixing ({type(exc).__name__}: {exc}); please report it"
+        file_result = FileResult(filename, data, fixed, outcome, error)
+        if error is not None:
+            result.errors.append(FileError(filename, error))
+        elif write and path is not None and fixed != data:
+            try:
+                write_atomic(path, fixed, data)
+            except OSError as exc:
+                file_result.error = str(exc) if "changed while" in str(exc) else f"cannot write: {exc.strerror or exc}"
+                file_result.fixed = data
+                result.errors.append(FileError(filename, file_result.error))
+        result.files.append(file_result)
+    return result
+
+
+def unified_diff(result: FileResult) -> str:
+    """A ``git apply``-able diff of one file's fix (text decoded with the file's encoding)."""
+    import libcst as cst
+
+    encoding = cst.parse_module(result.fixed).encoding if result.changed else "utf-8"
+    old = result.original.decode(encoding)
+    new = result.fixed.decode(encoding)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"a/{result.filename}", tofile=f"b/{result.filename}",
+    )
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
