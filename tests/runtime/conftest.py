@@ -152,4 +152,3 @@ def shared_backend(request: pytest.FixtureRequest, tmp_path: Path):
         spec = {"kind": "redis", "where": request.getfixturevalue("redis_url"), "prefix": store.prefix}
     yield store, spec
     store.close()
-

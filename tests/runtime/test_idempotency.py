@@ -253,7 +253,8 @@ def test_the_heartbeat_keeps_a_long_call_alive_past_its_lease(backend):
     idem = Idempotency(backend, lease=0.2, on_in_progress="raise")
     release = threading.Event()
     outcome = []
-    holder = threading.Thread(target=lambda: outcome.append(idem.run("k", lambda: release.wait(5) and "done")))
+    holder = threading.Thread(
+        target=lambda: outcome.append(idem.run("k", lambda: release.wait(5) and "done")))
     holder.start()
     until(lambda: backend.get("idem:k") is not None)
     time.sleep(0.5)  # more than two leases: only renewals keep the key

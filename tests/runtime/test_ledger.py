@@ -67,7 +67,8 @@ def test_pending_accepts_every_tool_call_shape(backend):
         SimpleNamespace(id="call_e", name="plain", arguments={"k": [1, 2]}),
         openai_call("call_a", "search", {"q": "x"}),  # the same call twice in one message
     ]
-    assert [tool_call_parts(c)[0] for c in calls] == ["call_a", "call_b", "call_c", "call_d", "call_e", "call_a"]
+    ids = [tool_call_parts(c)[0] for c in calls]
+    assert ids == ["call_a", "call_b", "call_c", "call_d", "call_e", "call_a"]
     assert ledger.pending(calls) == calls[:5]
 
     done = ledger.begin("call_b", "fetch", {"url": "u"})

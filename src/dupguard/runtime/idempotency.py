@@ -44,7 +44,7 @@ import warnings
 from typing import Any, Awaitable, Callable, Literal, TypeVar
 
 from . import _waiters
-from .backends import Backend, Claim, default_backend, encode_result
+from .backends import Backend, Claim, default_backend
 from .errors import (
     IdempotencyInProgress,
     IdempotencyKeyMissing,
@@ -66,6 +66,10 @@ def _jsonable(obj: Any) -> Any:
     return f"<{type(obj).__module__}.{type(obj).__qualname__}>"
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_jsonable,
+                              ensure_ascii=False)
+
+
 def payload_hash(payload: Any) -> str | None:
     """SHA-256 (hex, 32 chars) of the payload's canonical JSON; ``None`` for no payload.
 
@@ -74,9 +78,7 @@ def payload_hash(payload: Any) -> str | None:
     """
     if payload is None:
         return None
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=_jsonable,
-                      ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return hashlib.sha256(_CANONICAL.encode(payload).encode()).hexdigest()[:32]
 
 
 def _check_key(key: Any) -> str:
@@ -156,15 +158,11 @@ class Idempotency:
         return False, None
 
     @staticmethod
-    def _storable(key: str, value: Any) -> Any:
-        try:
-            encode_result(value)
-            return value
-        except TypeError as exc:
-            warnings.warn(f"dupguard: the result of {key!r} is not JSON-serialisable ({exc}); "
-                          "duplicates will get TypeError instead of a replay", RuntimeWarning,
-                          stacklevel=4)
-            return {_UNSTORED: type(value).__qualname__}
+    def _unstorable(key: str, value: Any, error: TypeError) -> dict:
+        """What is stored for a result JSON cannot encode: the key is done, without a value."""
+        warnings.warn(f"dupguard: the result of {key!r} is not JSON-serialisable ({error}); "
+                      "duplicates will get TypeError instead of a replay", RuntimeWarning, stacklevel=4)
+        return {_UNSTORED: type(value).__qualname__}
 
     def _unrecorded(self, key: str, value: Any, error: StoreError) -> StoreError:
         exc = StoreError(f"idempotency key {key!r}: the function ran but its result could not be "
@@ -216,13 +214,17 @@ class Idempotency:
                 _note(exc, skey, failure)
             raise
         lease.stop()
-        stored = self._storable(key, value)
+        stored = value
         deadline = time.monotonic() + self.lease
         delay = 0.05
         while True:
             try:
                 store.complete(skey, fence, stored, ttl=self.ttl)
                 return value
+            except TypeError as exc:  # raised by the encoder, before the store was touched
+                if stored is not value:
+                    raise
+                stored = self._unstorable(key, value, exc)
             except StoreError as exc:  # the function ran: keep trying to record it
                 if time.monotonic() + delay > deadline:
                     raise self._unrecorded(key, value, exc) from exc
@@ -267,13 +269,17 @@ class Idempotency:
                 _note(exc, skey, failure)
             raise
         await lease.astop()
-        stored = self._storable(key, value)
+        stored = value
         deadline = time.monotonic() + self.lease
         delay = 0.05
         while True:
             try:
                 await store.acomplete(skey, fence, stored, ttl=self.ttl)
                 return value
+            except TypeError as exc:
+                if stored is not value:
+                    raise
+                stored = self._unstorable(key, value, exc)
             except StoreError as exc:
                 if time.monotonic() + delay > deadline:
                     raise self._unrecorded(key, value, exc) from exc

@@ -225,4 +225,3 @@ class ToolCallLedger:
                                          for _call, (call_id, _n, _p) in wanted))
         return [call for (call, (call_id, name, phash)), record in zip(wanted, records)
                 if self._open(call_id, name, phash, record)]
-

@@ -84,10 +84,13 @@ class Record:
     result: Any = None
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def encode_result(result: Any) -> str:
     """JSON text for a result; ``TypeError`` (from ``json``) when it cannot be encoded."""
     try:
-        return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+        return _ENCODER.encode(result)
     except ValueError as exc:  # circular reference
         raise TypeError(str(exc)) from exc
 

@@ -200,7 +200,8 @@ class RedisBackend(Backend):
     def _claim(reply: list) -> Claim:
         status, fence, remaining, payload = (_s(x) for x in reply[:4])
         result = decode_result(_s(reply[4])) if status == "done" else None
-        return Claim(status, int(fence), _seconds(int(remaining)), payload or None, result)  # type: ignore[arg-type]
+        return Claim(status, int(fence), _seconds(int(remaining)),  # type: ignore[arg-type]
+                     payload or None, result)
 
     @staticmethod
     def _checked(key: str, fence: int, reply: list) -> str:

@@ -143,7 +143,8 @@ class SQLiteBackend(Backend):
         self.path = os.fspath(path)
         memory = self.path == ":memory:" or self.path.startswith("file::memory:")
         if memory:
-            raise ValueError("SQLiteBackend needs a file shared by its users; use MemoryBackend for one process")
+            raise ValueError("SQLiteBackend needs a file its users share; "
+                             "use MemoryBackend within one process")
         self.busy_timeout = busy_timeout
         self.sweep_every = sweep_every
         self.channel = f"sqlite:{os.path.realpath(self.path)}"
