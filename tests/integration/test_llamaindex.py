@@ -73,18 +73,22 @@ DUPLICATE_SCRIPT = {"email bob": [[call("c1", to="bob"), call("c2", to="bob")], 
 RETRY_SCRIPT = {"email bob": [[call("c1", to="bob")], "done again"]}
 
 
-async def run_turn_then_retry(effects, *, guard: LlamaIndexGuard | None) -> tuple[ScriptedModel, ScriptedModel]:
-    """One turn asking for the same call twice, then the same request retried once."""
+async def run_turn_then_retry(effects, *, guard: LlamaIndexGuard | None, by_call_id: bool = False,
+                              ) -> tuple[ScriptedModel, ScriptedModel]:
+    """One turn asking for the same call twice, then the same request retried once: keyed by
+    the request's turn id, or (``by_call_id``) by the model's tool-call ids alone."""
     first = ScriptedModel(DUPLICATE_SCRIPT)
     retry = ScriptedModel(RETRY_SCRIPT)
     tool = make_tool(effects)
     tools = guard.tools([tool]) if guard else [tool]
     for model in (first, retry):
-        agent = make_agent(model, tools)
-        if guard:
-            await guard.run(agent, "email bob", turn_id="request-1")
+        if guard and by_call_id:
+            agent = guard.agent_class(FunctionAgent)(tools=tools, llm=MockFunctionCallingLLM(response_generator=model))
+            await guard.run(agent, "email bob")
+        elif guard:
+            await guard.run(make_agent(model, tools), "email bob", turn_id="request-1")
         else:
-            await agent.run("email bob")
+            await make_agent(model, tools).run("email bob")
     return first, retry
 
 
@@ -93,11 +97,12 @@ async def test_without_adapter_the_side_effect_repeats(effects):
     assert effects.count == 3
 
 
-async def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
+@pytest.mark.parametrize("by_call_id", [False, True], ids=["turn-id", "call-id"])
+async def test_duplicate_in_turn_and_retried_turn_execute_once(effects, by_call_id):
     from dupguard.runtime import MemoryBackend, ToolCallLedger
 
     guard = LlamaIndexGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1"))
-    first, retry = await run_turn_then_retry(effects, guard=guard)
+    first, retry = await run_turn_then_retry(effects, guard=guard, by_call_id=by_call_id)
     assert effects.count == 1
     # turn 1, second model call: both tool results, the second one a replay of the first
     results = first.tool_messages(1)
@@ -108,6 +113,21 @@ async def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
     # retried turn: the ledger replays the recorded result, the tool does not run again
     (retried,) = retry.tool_messages(1)
     assert "already executed" in retried and "sent email #1 to bob" in retried
+    assert ("'c1'" in retried) == by_call_id  # the ledger key: the model's id, or the turn's
+
+
+async def test_without_a_key_a_retried_turn_runs_again(effects):
+    """No call id and no turn id: nothing identifies the retry, so only the turn guard acts."""
+    guard = LlamaIndexGuard(ledger=fresh_ledger())
+    for script in (DUPLICATE_SCRIPT, RETRY_SCRIPT):
+        await guard.run(make_agent(ScriptedModel(script), guard.tools([make_tool(effects)])), "email bob")
+    assert effects.count == 2
+
+
+def fresh_ledger():
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
+
+    return ToolCallLedger(MemoryBackend(), scope="chat-2")
 
 
 async def test_limit_reason_reaches_the_model(effects):

@@ -17,21 +17,55 @@
   or ``Context`` shared by mistake is used by one run at a time, or the second run fails with
   ``ConcurrentInvocationError``), gives the turn a fresh turn guard, and awaits
   ``agent.run(...)``.
-* LlamaIndex does not hand a tool its tool-call id, so the ledger (cross-turn dedup) is keyed
-  by ``turn_id`` (the user action's idempotency key) plus the call's name and arguments: a
-  retried request with the same ``turn_id`` replays the results of tool calls that already ran.
+* The ledger (cross-turn dedup) is keyed by the model's tool-call id when the agent is built
+  from :meth:`LlamaIndexGuard.agent_class` (LlamaIndex does not hand a tool its call id; the
+  subclass's ``call_tool`` step publishes ``ToolCall.tool_id`` to the tool through a context
+  variable), otherwise by ``turn_id`` (the user action's idempotency key) plus the call's name
+  and arguments: a retried request with the same ``turn_id`` replays the results of tool calls
+  that already ran. Without either there is no stable key and only the turn guard applies.
 
 LlamaIndex is imported only when a tool is wrapped.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from typing import Any, Callable, Optional, Sequence
 
 from ._core import AdapterGuard, Outcome
 
-__all__ = ["LlamaIndexGuard", "guard_tools"]
+__all__ = ["LlamaIndexGuard", "guard_tools", "current_tool_call_id"]
+
+_TOOL_CALL_ID: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("dupguard_llamaindex_tool_call_id",
+                                                                               default=None)
+
+
+def current_tool_call_id() -> Optional[str]:
+    """The model's id of the tool call being executed, inside an agent built from
+    :meth:`LlamaIndexGuard.agent_class` (``None`` elsewhere)."""
+    return _TOOL_CALL_ID.get()
+
+
+@functools.lru_cache(maxsize=None)
+def _agent_class(base: type) -> type:
+    from llama_index.core.agent.workflow.workflow_events import ToolCall, ToolCallResult
+    from llama_index.core.workflow import Context, step
+
+    base_call_tool = base.call_tool
+
+    class GuardedAgent(base):  # type: ignore[misc, valid-type]
+        @step
+        async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
+            token = _TOOL_CALL_ID.set(ev.tool_id or None)
+            try:
+                return await base_call_tool(self, ctx, ev)
+            finally:
+                _TOOL_CALL_ID.reset(token)
+
+    GuardedAgent.__name__ = GuardedAgent.__qualname__ = base.__name__
+    GuardedAgent.__doc__ = (base.__doc__ or "") + "\n\n(dupguard: tools see the model's tool-call id.)"
+    return GuardedAgent
 
 
 def _output_text(output: Any) -> str:
@@ -72,7 +106,7 @@ def _classes() -> tuple[type, type]:
         def call(self, *args: Any, **kwargs: Any) -> Any:
             call_args = self._dg_args(kwargs) if not args else {"args": list(args), **self._dg_args(kwargs)}
             outcome = self._dg_owner.gate.run(
-                self.metadata.get_name(), call_args, None,
+                self.metadata.get_name(), call_args, _TOOL_CALL_ID.get(),
                 lambda: self._dg_inner.call(*args, **kwargs), to_text=_output_text,
             )
             return to_output(self, outcome, call_args)
@@ -80,7 +114,7 @@ def _classes() -> tuple[type, type]:
         async def acall(self, *args: Any, **kwargs: Any) -> Any:
             call_args = self._dg_args(kwargs) if not args else {"args": list(args), **self._dg_args(kwargs)}
             outcome = await self._dg_owner.gate.arun(
-                self.metadata.get_name(), call_args, None,
+                self.metadata.get_name(), call_args, _TOOL_CALL_ID.get(),
                 lambda: self._dg_inner.acall(*args, **kwargs), to_text=_output_text,
             )
             return to_output(self, outcome, call_args)
@@ -140,6 +174,16 @@ class LlamaIndexGuard(AdapterGuard):
             else:
                 out.append(guarded_cls(tool, self))
         return out
+
+    @staticmethod
+    def agent_class(base: type) -> type:
+        """A subclass of a workflow agent class (``FunctionAgent``, ``ReActAgent``,
+        ``CodeActAgent``…) whose ``call_tool`` step tells the tools the model's tool-call id,
+        so the ledger is keyed by it: ``guard.agent_class(FunctionAgent)(tools=..., llm=...)``.
+        The subclass changes nothing else (one per base class, cached)."""
+        if not hasattr(base, "call_tool"):
+            raise TypeError(f"{base.__name__} has no call_tool step (not a LlamaIndex workflow agent)")
+        return _agent_class(base)
 
     async def run(self, agent: Any, *args: Any, turn_id: Optional[str] = None, **kwargs: Any) -> Any:
         """``await agent.run(*args, **kwargs)`` as one guarded turn (see the module docstring).
