@@ -33,6 +33,20 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
 
 
+def _add_fix_options(parser: argparse.ArgumentParser, *, alias: bool = False) -> None:
+    if alias:
+        parser.add_argument("--fix", action="store_true", help="apply fixes (same as `dupguard fix`)")
+    parser.add_argument("--diff", action="store_true",
+                        help="print the fixes as a unified diff and write nothing (exit 1 if any)")
+    parser.add_argument("--unsafe-fixes", action="store_true", default=None, dest="unsafe_fixes",
+                        help="also apply fixes that may change behaviour")
+    parser.add_argument("--no-unsafe-fixes", action="store_false", dest="unsafe_fixes",
+                        help="never apply unsafe fixes (overrides the config)")
+    parser.add_argument("--fixable", type=_codes, metavar="CODES", help="codes or prefixes that may be fixed")
+    parser.add_argument("--unfixable", type=_codes, metavar="CODES", help="codes or prefixes never to fix")
+    parser.add_argument("--show-fixes", action="store_true", help="list every fix that was applied")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dupguard",
@@ -52,6 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+
+    _add_fix_options(check, alias=True)
+
+    fix = sub.add_parser("fix", help="apply the rules' fixes (unsafe ones only with --unsafe-fixes)")
+    fix.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                     help="files or directories; '-' reads stdin and writes the fixed source to stdout")
+    _add_selection(fix)
+    _add_fix_options(fix)
+    fix.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
+    fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    fix.add_argument("--quiet", "-q", action="store_true", help="no summary")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", metavar="CODE")
@@ -82,6 +107,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if args.fix or args.diff:  # ``check --fix`` is ``fix``; ``check --diff`` shows the fixes
+        return _cmd_fix(args)
     from . import report
     from .discovery import discover
     from .engine import lint_paths
@@ -113,6 +140,23 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if result.diagnostics or errors else 0
 
 
+def _cmd_fix(args: argparse.Namespace) -> int:
+    from .fixer import run_command
+
+    table: dict[str, Any] = {key: getattr(args, key) for key in ("fixable", "unfixable")
+                             if getattr(args, key, None) is not None}
+    if args.unsafe_fixes is not None:
+        table["unsafe-fixes"] = args.unsafe_fixes
+    overrides = {**_overrides(args), **parse_table(table, source="command line")}
+    settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
+    paths = [p for p in args.paths if p != "-"]
+    stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
+    return run_command(paths, settings, unsafe=settings.unsafe_fixes, diff=args.diff,
+                       show_fixes=args.show_fixes, quiet=args.quiet, exit_zero=args.exit_zero,
+                       output_format=getattr(args, "output_format", None) or settings.output_format,
+                       stdin=stdin)
+
+
 def _cmd_rule(args: argparse.Namespace) -> int:
     from .rulemeta import all_rules
 
@@ -142,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        handler = {"check": _cmd_check, "rule": _cmd_rule, "rules": _cmd_rules}[args.command]
+        handler = {"check": _cmd_check, "fix": _cmd_fix, "rule": _cmd_rule, "rules": _cmd_rules}[args.command]
         return handler(args)
     except ConfigError as exc:
         print(f"dupguard: error: {exc}", file=sys.stderr)

@@ -447,3 +447,83 @@ def unified_diff(result: FileResult) -> str:
     )
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                    for line in lines)
+
+
+# ----------------------------------------------------------------------------- command
+
+def run_command(paths: list[str], settings: Settings, *, unsafe: bool, diff: bool, show_fixes: bool,
+                quiet: bool = False, exit_zero: bool = False, output_format: str | None = None,
+                stdin: tuple[str, bytes] | None = None, out=None, err=None) -> int:
+    """``dupguard fix`` / ``check --fix``: ruff's exit codes.
+
+    0: nothing left (or ``--diff`` and nothing would change); 1: findings remain after fixing
+    (or ``--diff`` and something would change); 2: a file could not be read, parsed, fixed
+    safely or written (it is left as it was).
+    """
+    import sys
+
+    from .discovery import discover
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    found = discover(paths, settings) if paths else None
+    files = found.files if found else []
+    result = fix_paths(files, settings, unsafe=unsafe, write=not diff, stdin=stdin)
+    errors = (found.errors if found else []) + result.errors
+    for error in errors:
+        err.write(f"dupguard: error: {error}\n")
+    info = err if diff else out  # with --diff, stdout is only the patch
+    if diff:
+        for file_result in result.files:
+            if file_result.changed and file_result.outcome is not None:
+                out.write(unified_diff(file_result))
+    elif stdin is not None:
+        for file_result in result.files:
+            if file_result.outcome is not None and file_result.filename == stdin[0]:
+                out.buffer.write(file_result.fixed) if hasattr(out, "buffer") else out.write(file_result.fixed.decode())
+                info = err
+    applied = result.applied
+    if show_fixes and applied:
+        verb = "Would fix" if diff else "Fixed"
+        info.write(f"{verb} {len(applied)} finding{'s' if len(applied) != 1 else ''}:\n")
+        for a in applied:
+            info.write(f"  {a.filename}:{a.row}:{a.column + 1}: {a.code} {a.message}"
+                       f"{' (unsafe)' if a.applicability == 'unsafe' else ''}\n")
+    remaining = result.remaining
+    reasons = {(d.filename, d.row, d.column, d.code): why for d, why in result.skipped}
+    if not diff:
+        if output_format in ("json", "json-lines", "sarif", "github"):
+            from . import report
+
+            report.get(output_format)(remaining, errors, info)
+        else:
+            for d in remaining:
+                info.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
+                why = reasons.get((d.filename, d.row, d.column, d.code))
+                if why and not quiet:
+                    info.write(f"  note: no automatic fix: {why}\n")
+    if not quiet and output_format not in ("json", "json-lines", "sarif", "github"):
+        info.write(_summary(len(applied), len(remaining), result.unsafe_hidden, diff) + "\n")
+    if errors:
+        return 2
+    if diff:
+        return 1 if any(f.changed for f in result.files) else 0
+    if exit_zero:
+        return 0
+    return 1 if remaining else 0
+
+
+def _summary(fixed: int, remaining: int, hidden: int, diff: bool) -> str:
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'s' if count != 1 else ''}"
+
+    if diff:
+        text = f"Would fix {n(fixed, 'finding')}." if fixed else "No fixes available."
+    elif fixed or remaining:
+        text = f"Fixed {n(fixed, 'finding')}, {n(remaining, 'finding')} remaining."
+    else:
+        text = "All checks passed!"
+    if hidden:
+        text += (f" {n(hidden, 'more fix')} available with `--unsafe-fixes`"
+                 f" ({'it' if hidden == 1 else 'they'} may change behaviour; review the diff).")
+    return text
