@@ -266,6 +266,8 @@ class ModelBuilder(cst.CSTVisitor):
             self._main_ifs.append(node)
         if self._loops and isinstance(node.test, cst.Comparison) and _exits(node.body):
             self._loops[-1].capped = True
+        if self._loops and _exits(node.body):
+            self._loops[-1].exit_tests.append(node.test)
         if self._function is not None and _exits(node.body, cst.Continue):
             self._function.exit_tests.append(node.test)
 
@@ -515,5 +517,7 @@ def _exits(body: cst.BaseSuite, *also: type) -> bool:
 def build_model(module: cst.Module, catalog: Catalog, settings=None) -> Model:
     extra = frozenset(settings.extend_handler_decorators) if settings is not None else frozenset()
     builder = ModelBuilder(catalog, extra)
+    if settings is not None:
+        builder.model.idempotency_guards = frozenset(settings.extend_idempotency_guards)
     module.visit(builder)
     return builder.model

@@ -29,6 +29,9 @@ class Loop:
     has_try: bool = False
     capped: bool = False  # a ``while`` whose test compares a counter, or a ``for`` over range()
     function: "Function | None" = None
+    # tests of ``if`` statements directly in this loop whose body leaves it (break/return/raise):
+    # iteration caps such as ``if turns >= MAX_TURNS: break`` (DUP505)
+    exit_tests: list["cst.BaseExpression"] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -156,6 +159,8 @@ class Model:
     constant_keys: list[ConstantKey] = field(default_factory=list)
     is_streamlit: bool = False
     imports_django: bool = False
+    # qualified names of the user's idempotency checks (``extend-idempotency-guards``)
+    idempotency_guards: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ names
 
