@@ -147,7 +147,7 @@ def checked(tmp_path_factory):
             (root / kind).mkdir(exist_ok=True)
             (root / kind / name).write_text(entry[kind], encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "dupguard", "check", "--isolated", "--no-cache",
+        [sys.executable, "-m", "dupguard", "check", "--isolated", "--no-cache", "--jobs", "1",
          "--output-format", "json", str(root)],
         capture_output=True, text=True, timeout=120, cwd=root,
     )
