@@ -523,3 +523,25 @@ def test_guarded_sync_generator_and_exception_releases():
     with pytest.raises(OSError):
         fails()
     assert not guard.busy
+
+
+def test_dedupe_cancelled_follower_does_not_cancel_the_shared_result():
+    guard = InvocationGuard("dedupe")
+
+    async def slow():
+        await asyncio.sleep(0.05)
+        return "value"
+
+    async def main():
+        leader = asyncio.ensure_future(guard.arun("k", slow))
+        await asyncio.sleep(0)
+        quitter = asyncio.ensure_future(guard.arun("k", slow))
+        stayer = asyncio.ensure_future(guard.arun("k", slow))
+        await asyncio.sleep(0.01)
+        quitter.cancel()
+        return await leader, await stayer, await asyncio.gather(quitter, return_exceptions=True)
+
+    leader, stayer, (quitter,) = asyncio.run(main())
+    assert leader == stayer == "value"
+    assert isinstance(quitter, asyncio.CancelledError)
+    assert guard._inflight == {} and not guard.busy

@@ -279,3 +279,22 @@ def test_policy_validation():
         ToolPolicy(similarity_threshold=0)
     with pytest.raises(ValueError):
         TurnToolGuard(max_total_calls=-1)
+
+
+def test_cancelled_in_flight_waiter_does_not_break_the_original():
+    guard = TurnToolGuard()
+    first = guard.reserve("t", {"a": 1})
+    dup_a = guard.reserve("t", {"a": 1})
+    dup_b = guard.reserve("t", {"a": 1})
+
+    async def main():
+        quitter = asyncio.ensure_future(dup_a.aresult())
+        stayer = asyncio.ensure_future(dup_b.aresult())
+        await asyncio.sleep(0.01)
+        quitter.cancel()
+        await asyncio.sleep(0)
+        first.commit("result")  # must not fail because a waiter gave up
+        return await stayer
+
+    assert asyncio.run(main()) == "result"
+    assert guard.reserve("t", {"a": 1}).previous == "result"

@@ -322,7 +322,8 @@ class InvocationGuard:
         follow, future = self._join_or_lead(token)
         if follow:
             assert future is not None
-            return await asyncio.wrap_future(future)
+            # shield: a cancelled follower must not cancel the result the others share
+            return await asyncio.shield(asyncio.wrap_future(future))
         try:
             async with self.ahold(token):
                 value = await afn(*args, **kwargs)

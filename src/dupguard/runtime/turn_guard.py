@@ -157,7 +157,8 @@ class Reservation:
         """Async :meth:`result`, usable from any event loop (the wait is a wrapped
         ``concurrent.futures.Future``, never a held lock)."""
         if self.kind == IN_FLIGHT and self._entry is not None:
-            return await asyncio.wrap_future(self._entry.future)
+            # shield: a cancelled waiter must not cancel the result other waiters share
+            return await asyncio.shield(asyncio.wrap_future(self._entry.future))
         return self.result()
 
     def __enter__(self) -> "Reservation":
