@@ -250,17 +250,17 @@ def test_async_cancellation_releases_the_key(backend):
 
 
 def test_the_heartbeat_keeps_a_long_call_alive_past_its_lease(backend):
-    idem = Idempotency(backend, lease=0.2, on_in_progress="raise")
+    idem = Idempotency(backend, lease=0.3, on_in_progress="raise")
     release = threading.Event()
     outcome = []
     holder = threading.Thread(
         target=lambda: outcome.append(idem.run("k", lambda: release.wait(5) and "done")))
     holder.start()
     until(lambda: backend.get("idem:k") is not None)
-    time.sleep(0.5)  # more than two leases: only renewals keep the key
+    time.sleep(0.65)  # more than two leases: only renewals keep the key
     with pytest.raises(IdempotencyInProgress) as info:
         idem.run("k", lambda: "duplicate")
-    assert info.value.retryable and 0 < info.value.retry_after <= 0.2
+    assert info.value.retryable and 0 < info.value.retry_after <= 0.3
     release.set()
     holder.join(5)
     assert outcome == ["done"]
@@ -268,15 +268,15 @@ def test_the_heartbeat_keeps_a_long_call_alive_past_its_lease(backend):
 
 
 def test_async_heartbeat_keeps_a_long_call_alive(backend):
-    idem = Idempotency(backend, lease=0.2)
+    idem = Idempotency(backend, lease=0.3)
 
     async def main() -> None:
         async def slow() -> str:
-            await asyncio.sleep(0.55)
+            await asyncio.sleep(0.75)
             return "done"
 
         holder = asyncio.create_task(idem.arun("k", slow))
-        await asyncio.sleep(0.45)
+        await asyncio.sleep(0.65)
         with pytest.raises(IdempotencyInProgress):
             await idem.arun("k", slow)
         assert await holder == "done"
@@ -451,7 +451,7 @@ def test_16_processes_execute_once(shared_backend, tmp_path, mode):
     else:
         assert {"result": winner} in outcomes
         assert all(o in ({"result": winner}, {"in_progress": True}) for o in outcomes)
-        assert sum(o == {"in_progress": True} for o in outcomes) >= 8  # they did overlap
+        assert sum(o == {"in_progress": True} for o in outcomes) >= 4  # they did overlap
     assert store.get("idem:job-7").result == winner
 
 
@@ -474,7 +474,7 @@ def test_a_killed_holder_loses_its_lease_and_its_late_write_is_refused(shared_ba
     t0 = time.monotonic()
     result = Idempotency(store, lease=5, on_in_progress="wait").run("job-9", lambda: "rerun")
     waited = time.monotonic() - t0
-    assert result == "rerun" and waited < 1.5  # taken over once the 1 s lease ran out
+    assert result == "rerun" and waited < 2.5  # taken over once the 1 s lease ran out
     new = store.get("idem:job-9")
     assert new.state == "done" and new.fence > old.fence
 

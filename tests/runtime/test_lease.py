@@ -35,10 +35,10 @@ def test_a_failed_turn_is_given_back_with_a_higher_fence_next_time(backend):
 
 
 def test_the_heartbeat_keeps_the_turn_and_check_sees_a_takeover(backend):
-    with turn_lease(backend, "alive", ttl=0.2) as lease:
-        time.sleep(0.5)
+    with turn_lease(backend, "alive", ttl=0.3) as lease:
+        time.sleep(0.65)
         with pytest.raises(IdempotencyInProgress):
-            with turn_lease(backend, "alive", ttl=0.2):
+            with turn_lease(backend, "alive", ttl=0.3):
                 pass
         lease.check()
 
@@ -55,8 +55,8 @@ def test_the_heartbeat_keeps_the_turn_and_check_sees_a_takeover(backend):
 
 def test_async_turn_lease(backend):
     async def main() -> None:
-        async with aturn_lease(backend, "aturn", ttl=0.2) as lease:
-            await asyncio.sleep(0.5)  # renewed on this loop
+        async with aturn_lease(backend, "aturn", ttl=0.3) as lease:
+            await asyncio.sleep(0.65)  # renewed on this loop
             with pytest.raises(IdempotencyInProgress):
                 async with aturn_lease(backend, "aturn", ttl=0.2):
                     pass

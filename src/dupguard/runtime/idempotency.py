@@ -9,7 +9,8 @@ key, in any thread, event loop, process or host sharing the store, either
 * waits for the running call and then gets its result (``on_in_progress="wait"``).
 
 If the function raises, the claim is released and the error propagates: a retry may run it
-again. If the holder dies, its lease runs out and the next caller takes the key over with a
+again, and so may a waiter (wait mode): it finds the key free and runs the function itself,
+one waiter at a time, since an exception cannot be replayed to other processes. If the holder dies, its lease runs out and the next caller takes the key over with a
 higher fence; should the old holder come back and try to store a result, it gets
 ``LeaseLost``. The same key with a different ``payload`` is a client bug and raises
 ``IdempotencyPayloadMismatch``; the payload is compared by a SHA-256 of its canonical JSON.
@@ -19,7 +20,9 @@ Waiting: waiters in this process are woken by the completing holder through priv
 on one loop are woken by a holder on another); for stores shared with other processes they
 also poll the store with a growing interval, never waiting past the holder's lease.
 
-Results are JSON values (see :mod:`dupguard.runtime.backends`). When a result cannot be
+Results are JSON values (see :mod:`dupguard.runtime.backends`): the caller that ran the
+function gets its return value as is, duplicates get it as JSON decodes it (a tuple comes
+back as a list), in every backend. When a result cannot be
 encoded, the caller that ran the function still gets it (with a ``RuntimeWarning``), the key
 is recorded as done without the value, and later duplicates raise ``TypeError`` instead of
 running the function again.
