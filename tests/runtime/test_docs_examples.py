@@ -179,3 +179,16 @@ def test_checker_reports_what_the_page_claims(filename, checked):
     claimed_codes = {code for _row, code in entry["claims"]}
     fixed = {code for _row, code in found.get(("FIXED", filename), set())}
     assert not (fixed & claimed_codes), f"the FIXED {filename} still reports {sorted(fixed & claimed_codes)}"
+
+
+def test_internal_links_point_at_headings():
+    text = DOC.read_text(encoding="utf-8")
+    prose = FENCE.sub("", text)  # '#' lines inside code blocks are comments, not headings
+
+    def slug(heading):
+        heading = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+        return heading.replace(" ", "-")
+
+    anchors = {slug(h) for h in re.findall(r"^#{1,6} (.+)$", prose, re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", prose)
+    assert links and set(links) <= anchors, set(links) - anchors
