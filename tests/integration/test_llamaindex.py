@@ -73,8 +73,12 @@ DUPLICATE_SCRIPT = {"email bob": [[call("c1", to="bob"), call("c2", to="bob")], 
 RETRY_SCRIPT = {"email bob": [[call("c1", to="bob")], "done again"]}
 
 
-async def run_turn_then_retry(effects, *, guard: LlamaIndexGuard | None, by_call_id: bool = False,
-                              ) -> tuple[ScriptedModel, ScriptedModel]:
+async def run_turn_then_retry(
+    effects,
+    *,
+    guard: LlamaIndexGuard | None,
+    by_call_id: bool = False,
+) -> tuple[ScriptedModel, ScriptedModel]:
     """One turn asking for the same call twice, then the same request retried once: keyed by
     the request's turn id, or (``by_call_id``) by the model's tool-call ids alone."""
     first = ScriptedModel(DUPLICATE_SCRIPT)
@@ -83,7 +87,9 @@ async def run_turn_then_retry(effects, *, guard: LlamaIndexGuard | None, by_call
     tools = guard.tools([tool]) if guard else [tool]
     for model in (first, retry):
         if guard and by_call_id:
-            agent = guard.agent_class(FunctionAgent)(tools=tools, llm=MockFunctionCallingLLM(response_generator=model))
+            agent = guard.agent_class(FunctionAgent)(
+                tools=tools, llm=MockFunctionCallingLLM(response_generator=model)
+            )
             await guard.run(agent, "email bob")
         elif guard:
             await guard.run(make_agent(model, tools), "email bob", turn_id="request-1")
@@ -153,7 +159,12 @@ def conversation(memory: ChatMemoryBuffer) -> list[tuple[str, str]]:
 
 
 def expected_turn(user: str, to: str, n: int) -> list[tuple[str, str]]:
-    return [("user", user), ("assistant", ""), ("tool", f"sent email #{n} to {to}"), ("assistant", f"done {to}")]
+    return [
+        ("user", user),
+        ("assistant", ""),
+        ("tool", f"sent email #{n} to {to}"),
+        ("assistant", f"done {to}"),
+    ]
 
 
 CONCURRENT_SCRIPT = {

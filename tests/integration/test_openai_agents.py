@@ -18,7 +18,14 @@ from adapters_support import require
 
 require("agents")
 
-from agents import Agent, FunctionTool, Runner, SQLiteSession, function_tool, set_tracing_disabled  # noqa: E402
+from agents import (
+    Agent,
+    FunctionTool,
+    Runner,
+    SQLiteSession,
+    function_tool,
+    set_tracing_disabled,
+)  # noqa: E402
 from agents.items import ModelResponse  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
@@ -30,7 +37,12 @@ from openai.types.responses import (  # noqa: E402
     ResponseOutputText,
 )
 
-from dupguard.runtime import ConcurrentInvocationError, InvocationGuard, ToolPolicy, TurnToolGuard  # noqa: E402
+from dupguard.runtime import (
+    ConcurrentInvocationError,
+    InvocationGuard,
+    ToolPolicy,
+    TurnToolGuard,
+)  # noqa: E402
 from dupguard.runtime.adapters.openai_agents import OpenAIAgentsGuard  # noqa: E402
 
 pytestmark = pytest.mark.timeout(30)
@@ -38,13 +50,24 @@ set_tracing_disabled(True)
 
 
 def call(call_id: str, **kwargs) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall(type="function_call", id=f"fc_{call_id}", call_id=call_id, name="send_email",
-                                    arguments=json.dumps(kwargs), status="completed")
+    return ResponseFunctionToolCall(
+        type="function_call",
+        id=f"fc_{call_id}",
+        call_id=call_id,
+        name="send_email",
+        arguments=json.dumps(kwargs),
+        status="completed",
+    )
 
 
 def message(text: str) -> ResponseOutputMessage:
-    return ResponseOutputMessage(id="msg", type="message", role="assistant", status="completed",
-                                 content=[ResponseOutputText(type="output_text", text=text, annotations=[])])
+    return ResponseOutputMessage(
+        id="msg",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
 
 
 class ScriptedModel(Model):
@@ -55,17 +78,21 @@ class ScriptedModel(Model):
         self.script = script
         self.seen: list[list] = []
 
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
-                           tracing, **kwargs):
+    async def get_response(
+        self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
+    ):
         items = [input] if isinstance(input, str) else copy.deepcopy(list(input))
         self.seen.append(items)
         users = [i for i, item in enumerate(items) if isinstance(item, str) or item.get("role") == "user"]
         last = users[-1]
         user_text = items[last] if isinstance(items[last], str) else items[last]["content"]
         # one step per earlier model response in this turn: a run of consecutive function_call items
-        tail = [item if isinstance(item, dict) else {} for item in items[last + 1:]]
-        step = sum(1 for i, item in enumerate(tail) if item.get("type") == "function_call"
-                   and (i == 0 or tail[i - 1].get("type") != "function_call"))
+        tail = [item if isinstance(item, dict) else {} for item in items[last + 1 :]]
+        step = sum(
+            1
+            for i, item in enumerate(tail)
+            if item.get("type") == "function_call" and (i == 0 or tail[i - 1].get("type") != "function_call")
+        )
         reply = self.script[user_text][step]
         await asyncio.sleep(0)
         output = [message(reply)] if isinstance(reply, str) else list(reply)
@@ -75,15 +102,27 @@ class ScriptedModel(Model):
         """The scripted response as one ``response.completed`` event (what the SDK needs)."""
         response = await self.get_response(*args, **kwargs)
         yield ResponseCompletedEvent(
-            type="response.completed", sequence_number=0,
-            response=Response(id="resp", created_at=0, model="scripted", object="response",
-                              output=response.output, tool_choice="auto", tools=[], parallel_tool_calls=True),
+            type="response.completed",
+            sequence_number=0,
+            response=Response(
+                id="resp",
+                created_at=0,
+                model="scripted",
+                object="response",
+                output=response.output,
+                tool_choice="auto",
+                tools=[],
+                parallel_tool_calls=True,
+            ),
         )
 
     def outputs(self, index: int) -> list[dict]:
         """The ``function_call_output`` items in the ``index``-th model input."""
-        return [item for item in self.seen[index] if isinstance(item, dict)
-                and item.get("type") == "function_call_output"]
+        return [
+            item
+            for item in self.seen[index]
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
 
 
 def make_tool(effects, delay: float = 0.02) -> FunctionTool:
@@ -123,7 +162,9 @@ async def test_without_adapter_the_side_effect_repeats(effects):
 async def test_duplicate_in_run_and_retried_run_execute_once(effects):
     from dupguard.runtime import MemoryBackend, ToolCallLedger
 
-    model, retry_model = await turn_then_retry(effects, OpenAIAgentsGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1")))
+    model, retry_model = await turn_then_retry(
+        effects, OpenAIAgentsGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1"))
+    )
     assert effects.count == 1
     first, second = model.outputs(1)
     assert (first["call_id"], first["output"]) == ("c1", "sent email #1 to bob")
@@ -142,7 +183,10 @@ async def test_limit_reason_reaches_the_model(effects):
     assert "reached its limit of 1" in model.outputs(2)[-1]["output"]
 
 
-CONCURRENT = {"email bob": [[call("b1", to="bob")], "done bob"], "email eve": [[call("e1", to="eve")], "done eve"]}
+CONCURRENT = {
+    "email bob": [[call("b1", to="bob")], "done bob"],
+    "email eve": [[call("e1", to="eve")], "done eve"],
+}
 
 
 async def history(session) -> list[tuple[str, str]]:
@@ -161,17 +205,25 @@ async def history(session) -> list[tuple[str, str]]:
 
 
 def expected(user: str, call_id: str, to: str, n: int) -> list[tuple[str, str]]:
-    return [("user", user), ("call", call_id), ("output", f"sent email #{n} to {to}"), ("assistant", f"done {to}")]
+    return [
+        ("user", user),
+        ("call", call_id),
+        ("output", f"sent email #{n} to {to}"),
+        ("assistant", f"done {to}"),
+    ]
 
 
 async def test_wait_mode_serialises_two_runs_on_one_session(effects):
     guard = OpenAIAgentsGuard(invocation=InvocationGuard("wait"))
     agent = Agent(name="a", model=ScriptedModel(CONCURRENT), tools=guard.tools([make_tool(effects, 0.05)]))
     session = SQLiteSession("shared")
-    results = await asyncio.gather(guard.run(agent, "email bob", session=session),
-                                   guard.run(agent, "email eve", session=session))
+    results = await asyncio.gather(
+        guard.run(agent, "email bob", session=session), guard.run(agent, "email eve", session=session)
+    )
     assert [r.final_output for r in results] == ["done bob", "done eve"]
-    assert await history(session) == expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
+    assert await history(session) == expected("email bob", "b1", "bob", 1) + expected(
+        "email eve", "e1", "eve", 2
+    )
 
 
 async def test_throw_mode_fails_the_second_run_fast(effects):
@@ -203,8 +255,14 @@ async def test_concurrent_sessions_sharing_the_tools_keep_separate_turns(effects
     guard = OpenAIAgentsGuard()  # no invocation guard: different sessions may run at once
     script = {"email bob": [[call("s1", to="bob")], "done bob"]}
     tools = guard.tools([make_tool(effects, 0.05)])
-    runs = [guard.run(Agent(name="a", model=ScriptedModel(script), tools=tools), "email bob",
-                      session=SQLiteSession(f"user-{i}")) for i in range(2)]
+    runs = [
+        guard.run(
+            Agent(name="a", model=ScriptedModel(script), tools=tools),
+            "email bob",
+            session=SQLiteSession(f"user-{i}"),
+        )
+        for i in range(2)
+    ]
     results = await asyncio.gather(*runs)
     assert [r.final_output for r in results] == ["done bob", "done bob"]
     assert effects.count == 2

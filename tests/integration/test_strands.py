@@ -22,7 +22,12 @@ from strands import Agent, tool  # noqa: E402
 from strands.models import Model  # noqa: E402
 from strands.types.exceptions import ConcurrencyException  # noqa: E402
 
-from dupguard.runtime import ConcurrentInvocationError, InvocationGuard, ToolPolicy, TurnToolGuard  # noqa: E402
+from dupguard.runtime import (
+    ConcurrentInvocationError,
+    InvocationGuard,
+    ToolPolicy,
+    TurnToolGuard,
+)  # noqa: E402
 from dupguard.runtime.adapters.strands import StrandsGuard  # noqa: E402
 
 pytestmark = pytest.mark.timeout(30)
@@ -53,8 +58,11 @@ class ScriptedModel(Model):
 
     async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
         self.seen.append(copy.deepcopy(messages))
-        last_user = max(i for i, m in enumerate(messages)
-                        if m["role"] == "user" and any("text" in b for b in m["content"]))
+        last_user = max(
+            i
+            for i, m in enumerate(messages)
+            if m["role"] == "user" and any("text" in b for b in m["content"])
+        )
         step = sum(1 for m in messages[last_user:] if m["role"] == "assistant")
         reply = self.script[messages[last_user]["content"][0]["text"]][step]
         await asyncio.sleep(0)
@@ -66,7 +74,9 @@ class ScriptedModel(Model):
             yield {"messageStop": {"stopReason": "end_turn"}}
             return
         for c in reply:
-            yield {"contentBlockStart": {"start": {"toolUse": {"name": c["name"], "toolUseId": c["toolUseId"]}}}}
+            yield {
+                "contentBlockStart": {"start": {"toolUse": {"name": c["name"], "toolUseId": c["toolUseId"]}}}
+            }
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(c["input"])}}}}
             yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use"}}
@@ -96,7 +106,9 @@ def text(result: dict) -> str:
     return "\n".join(b.get("text", "") for b in result["content"])
 
 
-SCRIPT = {"email bob": [[call("t1", to="bob"), call("t2", to="bob")], "done", [call("t1", to="bob")], "done again"]}
+SCRIPT = {
+    "email bob": [[call("t1", to="bob"), call("t2", to="bob")], "done", [call("t1", to="bob")], "done again"]
+}
 
 
 def run_turn_then_retry(effects, guard):
@@ -121,7 +133,9 @@ def test_without_adapter_the_side_effect_repeats(effects):
 def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
     from dupguard.runtime import MemoryBackend, ToolCallLedger
 
-    model, retry_model = run_turn_then_retry(effects, StrandsGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1")))
+    model, retry_model = run_turn_then_retry(
+        effects, StrandsGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1"))
+    )
     assert effects.count == 1
     first, second = model.tool_results(1)
     assert first["status"] == "success" and text(first) == "sent email #1 to bob"
@@ -136,7 +150,9 @@ def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
 def test_limit_is_a_cancelled_call_with_the_reason(effects):
     guard = StrandsGuard(turn_guard=lambda: TurnToolGuard({"send_email": ToolPolicy(max_calls=1)}))
     model = ScriptedModel({"email two": [[call("a", to="bob")], [call("b", to="eve")], "stop"]})
-    agent = guard.protect(Agent(model=model, tools=[make_tool(effects)], hooks=[guard], callback_handler=None))
+    agent = guard.protect(
+        Agent(model=model, tools=[make_tool(effects)], hooks=[guard], callback_handler=None)
+    )
     agent("email two")
     assert [c["to"] for c in effects.calls] == ["bob"]
     (refused,) = model.tool_results(2)
@@ -145,14 +161,19 @@ def test_limit_is_a_cancelled_call_with_the_reason(effects):
 
 def test_each_invocation_is_a_new_round(effects):
     guard = StrandsGuard()  # no ledger: a new turn may legitimately repeat a call
-    model = ScriptedModel({"email bob": [[call("x", to="bob")], "ok"], "again": [[call("y", to="bob")], "ok"]})
+    model = ScriptedModel(
+        {"email bob": [[call("x", to="bob")], "ok"], "again": [[call("y", to="bob")], "ok"]}
+    )
     agent = Agent(model=model, tools=[make_tool(effects)], hooks=[guard], callback_handler=None)
     agent("email bob")
     agent("again")
     assert effects.count == 2
 
 
-CONCURRENT = {"email bob": [[call("b1", to="bob")], "done bob"], "email eve": [[call("e1", to="eve")], "done eve"]}
+CONCURRENT = {
+    "email bob": [[call("b1", to="bob")], "done bob"],
+    "email eve": [[call("e1", to="eve")], "done eve"],
+}
 
 
 def history(agent) -> list[tuple[str, str]]:
@@ -169,16 +190,21 @@ def history(agent) -> list[tuple[str, str]]:
 
 
 def expected(user: str, call_id: str, to: str, n: int) -> list[tuple[str, str]]:
-    return [("user", user), ("assistant", "call " + call_id), ("user", f"sent email #{n} to {to}"),
-            ("assistant", f"done {to}")]
+    return [
+        ("user", user),
+        ("assistant", "call " + call_id),
+        ("user", f"sent email #{n} to {to}"),
+        ("assistant", f"done {to}"),
+    ]
 
 
 def test_without_protect_strands_refuses_and_the_history_keeps_one_turn(effects):
     agent = Agent(model=ScriptedModel(CONCURRENT), tools=[make_tool(effects, 0.05)], callback_handler=None)
 
     async def both():
-        return await asyncio.gather(agent.invoke_async("email bob"), agent.invoke_async("email eve"),
-                                    return_exceptions=True)
+        return await asyncio.gather(
+            agent.invoke_async("email bob"), agent.invoke_async("email eve"), return_exceptions=True
+        )
 
     results = asyncio.run(both())
     assert isinstance(results[1], ConcurrencyException)
@@ -187,8 +213,14 @@ def test_without_protect_strands_refuses_and_the_history_keeps_one_turn(effects)
 
 async def test_wait_mode_serialises_two_invocations_of_one_agent(effects):
     guard = StrandsGuard(invocation=InvocationGuard("wait"))
-    agent = guard.protect(Agent(model=ScriptedModel(CONCURRENT), tools=[make_tool(effects, 0.05)],
-                                hooks=[guard], callback_handler=None))
+    agent = guard.protect(
+        Agent(
+            model=ScriptedModel(CONCURRENT),
+            tools=[make_tool(effects, 0.05)],
+            hooks=[guard],
+            callback_handler=None,
+        )
+    )
     results = await asyncio.gather(agent.invoke_async("email bob"), agent.invoke_async("email eve"))
     assert [str(r).strip() for r in results] == ["done bob", "done eve"]
     assert history(agent) == expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
@@ -196,8 +228,14 @@ async def test_wait_mode_serialises_two_invocations_of_one_agent(effects):
 
 def test_wait_mode_serialises_sync_calls_from_two_threads(effects):
     guard = StrandsGuard(invocation="wait")
-    agent = guard.protect(Agent(model=ScriptedModel(CONCURRENT), tools=[make_tool(effects, 0.05)],
-                                hooks=[guard], callback_handler=None))
+    agent = guard.protect(
+        Agent(
+            model=ScriptedModel(CONCURRENT),
+            tools=[make_tool(effects, 0.05)],
+            hooks=[guard],
+            callback_handler=None,
+        )
+    )
     threads = [threading.Thread(target=agent, args=(prompt,)) for prompt in ("email bob", "email eve")]
     threads[0].start()
     while not guard.invocation.busy:
@@ -210,8 +248,14 @@ def test_wait_mode_serialises_sync_calls_from_two_threads(effects):
 
 async def test_throw_mode_fails_fast_with_the_runtime_error(effects):
     guard = StrandsGuard(invocation="throw")
-    agent = guard.protect(Agent(model=ScriptedModel(CONCURRENT), tools=[make_tool(effects, 0.05)],
-                                hooks=[guard], callback_handler=None))
+    agent = guard.protect(
+        Agent(
+            model=ScriptedModel(CONCURRENT),
+            tools=[make_tool(effects, 0.05)],
+            hooks=[guard],
+            callback_handler=None,
+        )
+    )
     first = asyncio.ensure_future(agent.invoke_async("email bob"))
     while not guard.invocation.busy:
         await asyncio.sleep(0)

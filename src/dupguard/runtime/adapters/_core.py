@@ -90,8 +90,12 @@ class Turn:
     serial: int = 0
 
 
-_CURRENT: contextvars.ContextVar[Optional[Turn]] = contextvars.ContextVar("dupguard_adapter_turn", default=None)
-_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar("dupguard_adapter_held", default=frozenset())
+_CURRENT: contextvars.ContextVar[Optional[Turn]] = contextvars.ContextVar(
+    "dupguard_adapter_turn", default=None
+)
+_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar(
+    "dupguard_adapter_held", default=frozenset()
+)
 _SERIALS = itertools.count(1)
 
 
@@ -163,7 +167,9 @@ class ToolCallGate:
             time.sleep(min(delay, max(decision.retry_after, 0.001)))
             delay = min(delay * 2, 0.25)
 
-    async def _aledger_begin(self, call_id: Optional[str], name: str, args: Any) -> tuple[Any, Optional[Outcome]]:
+    async def _aledger_begin(
+        self, call_id: Optional[str], name: str, args: Any
+    ) -> tuple[Any, Optional[Outcome]]:
         if self.ledger is None or not call_id:
             return None, None
         delay = 0.01
@@ -202,8 +208,14 @@ class ToolCallGate:
     def _refusal(reservation: Any, previous: Any) -> Outcome:
         return Outcome(None, False, reservation.kind, reservation.reason, previous)
 
-    async def abegin(self, name: str, args: Any, call_id: Optional[str] = None, *,
-                     to_text: Optional[Callable[[Any], str]] = None) -> Union["Pending", Outcome]:
+    async def abegin(
+        self,
+        name: str,
+        args: Any,
+        call_id: Optional[str] = None,
+        *,
+        to_text: Optional[Callable[[Any], str]] = None,
+    ) -> Union["Pending", Outcome]:
         """Decide for one requested call. Returns a :class:`Pending` when the tool must run
         now (then :meth:`Pending.acommit` its result or :meth:`Pending.afail`), otherwise the
         :class:`Outcome` the model must see instead (a replayed result or a reason). An
@@ -231,8 +243,14 @@ class ToolCallGate:
             await self._aledger_complete(decision, _jsonable(outcome.value, render))
             return outcome
 
-    def begin(self, name: str, args: Any, call_id: Optional[str] = None, *,
-              to_text: Optional[Callable[[Any], str]] = None) -> Union["Pending", Outcome]:
+    def begin(
+        self,
+        name: str,
+        args: Any,
+        call_id: Optional[str] = None,
+        *,
+        to_text: Optional[Callable[[Any], str]] = None,
+    ) -> Union["Pending", Outcome]:
         """Sync :meth:`abegin` (an in-flight duplicate blocks this thread: use it in worker
         threads, not in a running event loop); finish with :meth:`Pending.commit`/``fail``."""
         render = to_text or self.to_text
@@ -302,8 +320,9 @@ class Pending:
     once (``acommit``/``afail`` after :meth:`ToolCallGate.abegin`, ``commit``/``fail`` after
     :meth:`ToolCallGate.begin`). Hook-based adapters (Strands) hold it between two callbacks."""
 
-    def __init__(self, gate: ToolCallGate, reservation: Any, decision: Any,
-                 render: Callable[[Any], str]) -> None:
+    def __init__(
+        self, gate: ToolCallGate, reservation: Any, decision: Any, render: Callable[[Any], str]
+    ) -> None:
         self.gate = gate
         self.reservation = reservation
         self.decision = decision

@@ -44,8 +44,13 @@ def _guarded_tool_class() -> type:
         Name, description, schema and result rendering are the inner tool's."""
 
         def __init__(self, inner: Any, owner: AdapterGuard) -> None:
-            super().__init__(inner.args_type(), inner.return_type(), inner.name, inner.description,
-                             strict=bool(getattr(inner, "_strict", False)))
+            super().__init__(
+                inner.args_type(),
+                inner.return_type(),
+                inner.name,
+                inner.description,
+                strict=bool(getattr(inner, "_strict", False)),
+            )
             self.inner = inner
             self._dg_owner = owner
 
@@ -63,15 +68,21 @@ def _guarded_tool_class() -> type:
         async def run(self, args: Any, cancellation_token: Any) -> Any:
             data = args.model_dump() if hasattr(args, "model_dump") else dict(args)
             outcome = await self._dg_owner.gate.arun(
-                self.name, data, None, lambda: self.inner.run(args, cancellation_token),
+                self.name,
+                data,
+                None,
+                lambda: self.inner.run(args, cancellation_token),
                 to_text=self.inner.return_value_as_string,
             )
             return outcome.value
 
-        async def run_json(self, args: Mapping[str, Any], cancellation_token: Any,
-                           call_id: Optional[str] = None) -> Any:
+        async def run_json(
+            self, args: Mapping[str, Any], cancellation_token: Any, call_id: Optional[str] = None
+        ) -> Any:
             outcome = await self._dg_owner.gate.arun(
-                self.name, dict(args), call_id,
+                self.name,
+                dict(args),
+                call_id,
                 lambda: self.inner.run_json(args, cancellation_token, call_id=call_id),
                 to_text=self.inner.return_value_as_string,
             )

@@ -37,8 +37,9 @@ from ._core import AdapterGuard, Outcome
 
 __all__ = ["LlamaIndexGuard", "guard_tools", "current_tool_call_id"]
 
-_TOOL_CALL_ID: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("dupguard_llamaindex_tool_call_id",
-                                                                               default=None)
+_TOOL_CALL_ID: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "dupguard_llamaindex_tool_call_id", default=None
+)
 
 
 def current_tool_call_id() -> Optional[str]:
@@ -106,16 +107,22 @@ def _classes() -> tuple[type, type]:
         def call(self, *args: Any, **kwargs: Any) -> Any:
             call_args = self._dg_args(kwargs) if not args else {"args": list(args), **self._dg_args(kwargs)}
             outcome = self._dg_owner.gate.run(
-                self.metadata.get_name(), call_args, _TOOL_CALL_ID.get(),
-                lambda: self._dg_inner.call(*args, **kwargs), to_text=_output_text,
+                self.metadata.get_name(),
+                call_args,
+                _TOOL_CALL_ID.get(),
+                lambda: self._dg_inner.call(*args, **kwargs),
+                to_text=_output_text,
             )
             return to_output(self, outcome, call_args)
 
         async def acall(self, *args: Any, **kwargs: Any) -> Any:
             call_args = self._dg_args(kwargs) if not args else {"args": list(args), **self._dg_args(kwargs)}
             outcome = await self._dg_owner.gate.arun(
-                self.metadata.get_name(), call_args, _TOOL_CALL_ID.get(),
-                lambda: self._dg_inner.acall(*args, **kwargs), to_text=_output_text,
+                self.metadata.get_name(),
+                call_args,
+                _TOOL_CALL_ID.get(),
+                lambda: self._dg_inner.acall(*args, **kwargs),
+                to_text=_output_text,
             )
             return to_output(self, outcome, call_args)
 

@@ -64,8 +64,9 @@ class OpenAIAgentsGuard(AdapterGuard):
         @functools.wraps(original)
         async def on_invoke_tool(ctx: Any, args: str) -> Any:
             call_id = getattr(ctx, "tool_call_id", None)
-            outcome = await gate.arun(name, args or "{}", call_id, lambda: original(ctx, args),
-                                      to_text=_output_text)
+            outcome = await gate.arun(
+                name, args or "{}", call_id, lambda: original(ctx, args), to_text=_output_text
+            )
             return outcome.value
 
         wrapped = copy.copy(tool)
@@ -88,8 +89,9 @@ class OpenAIAgentsGuard(AdapterGuard):
         with self.sync_turn(turn_id):
             return Runner.run_sync(agent, input, **kwargs)
 
-    async def stream(self, agent: Any, input: Any, *, turn_id: Optional[str] = None,
-                     **kwargs: Any) -> AsyncIterator[Any]:
+    async def stream(
+        self, agent: Any, input: Any, *, turn_id: Optional[str] = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         """``Runner.run_streamed`` as one guarded turn: yields the stream's events; the guard is
         held until the stream is exhausted (the run goes on in the background until then)."""
         from agents import Runner

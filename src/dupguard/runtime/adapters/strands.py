@@ -113,7 +113,9 @@ class StrandsGuard(AdapterGuard):
         if pending is None or event.retry:  # not ours, or it will run again
             return
         if event.exception is not None or event.result.get("status") == "error":
-            await pending.afail(event.exception or RuntimeError(_result_text(event.result)), shown=event.result)
+            await pending.afail(
+                event.exception or RuntimeError(_result_text(event.result)), shown=event.result
+            )
         else:
             await pending.acommit(event.result)
 
