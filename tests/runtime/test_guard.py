@@ -14,6 +14,12 @@ from dupguard.runtime.guard import GuardTimeout, NotOwnerError
 pytestmark = pytest.mark.timeout(30)
 
 
+def blocked_on(future):
+    """How many threads are blocked in ``future.result()`` (CPython's Future keeps them on a
+    Condition). Lets a test wait until followers have really joined, instead of sleeping."""
+    return len(future._condition._waiters)
+
+
 def wait_until(predicate, timeout=5.0):
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -407,8 +413,8 @@ def test_dedupe_same_token_shares_the_running_result_across_threads():
     wait_until(lambda: runs == ["o-1"])
     for t in threads[1:]:
         t.start()
-    wait_until(lambda: "o-1" in guard._inflight and all(t.is_alive() for t in threads[1:]))
-    time.sleep(0.02)
+    shared = guard._inflight["o-1"]
+    wait_until(lambda: blocked_on(shared) == 4)  # all four followers joined the running call
     gate.set()
     for t in threads:
         t.join()
@@ -460,9 +466,12 @@ def test_dedupe_followers_from_other_event_loops():
     leader = threading.Thread(target=follower)
     leader.start()
     assert started.wait(5)
+    shared = guard._inflight["same"]
     others = [threading.Thread(target=follower) for _ in range(2)]
     for t in others:
         t.start()
+    # each async follower hangs one callback (asyncio.wrap_future) on the shared future
+    wait_until(lambda: len(shared._done_callbacks) == 2 or shared.done())
     for t in [leader, *others]:
         t.join()
     assert runs == [1] and len(results) == 3 and results[0] is results[1] is results[2]

@@ -62,7 +62,7 @@ def test_naive_session_dict_from_seed_000_builds_twice():
 
     def get_memory(sid):
         if sid not in store:
-            time.sleep(0.02)
+            time.sleep(0.1)
             built.append(sid)
             store[sid] = Memory(sid)
         return store[sid]
@@ -117,7 +117,10 @@ def test_factory_error_reaches_every_waiter_and_is_not_stored():
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for t in threads:
         t.start()
-    time.sleep(0.05)
+    deadline = time.monotonic() + 5
+    while not ("s" in registry._building and len(registry._building["s"]._condition._waiters) == 3):
+        assert time.monotonic() < deadline, "the other callers never waited for the build"
+        time.sleep(0.001)
     gate.set()
     for t in threads:
         t.join()
