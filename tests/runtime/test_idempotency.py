@@ -586,3 +586,27 @@ def test_no_warnings_on_the_happy_path(backend):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert Idempotency(backend).run("k", lambda: [1, "two", {"3": 4.0}]) == [1, "two", {"3": 4.0}]
+
+
+def test_payload_hash_is_canonical_and_stable_for_non_json_values():
+    import dataclasses
+    import uuid
+
+    from dupguard.runtime.idempotency import payload_hash
+
+    @dataclasses.dataclass
+    class Order:
+        id: int
+
+    assert payload_hash(None) is None
+    assert payload_hash({"a": 1, "b": [1, 2]}) == payload_hash({"b": (1, 2), "a": 1})
+    assert payload_hash(b"abc") != payload_hash(b"abd")  # bytes by content, not by type
+    assert payload_hash({3, 1, 2}) == payload_hash({1, 2, 3})
+    assert payload_hash(Order(1)) != payload_hash(Order(2))
+    assert payload_hash(uuid.UUID(int=1)) != payload_hash(uuid.UUID(int=2))
+    assert payload_hash({1: "int key", "s": "str key"})  # unsortable keys still hash
+    # an object with no stable content compares by type: same type, same payload
+    assert payload_hash(object()) == payload_hash(object())
+    code = "from dupguard.runtime.idempotency import payload_hash; print(payload_hash({'k': b'v', 'n': 1.5}))"
+    other_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert other_process.stdout.strip() == payload_hash({"n": 1.5, "k": b"v"})

@@ -38,12 +38,17 @@ is retryable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
+import decimal
 import functools
 import hashlib
 import inspect
 import json
 import time
+import uuid
 import warnings
+from pathlib import PurePath
 from typing import Any, Awaitable, Callable, Literal, TypeVar
 
 from . import _waiters
@@ -65,23 +70,41 @@ _UNSTORED = "__dupguard_unstored_result__"
 
 
 def _jsonable(obj: Any) -> Any:
-    """Stand-in for values JSON cannot encode: compared by type, stable across processes."""
+    """A stable stand-in for a value JSON cannot encode, so payloads hash the same in every
+    process: bytes by content, sets sorted, dataclasses and pydantic models by their fields,
+    UUIDs, decimals, dates and paths by their text; anything else by its type only."""
+    if isinstance(obj, (bytes, bytearray)):
+        return {"bytes": obj.hex()}
+    if isinstance(obj, (set, frozenset)):
+        return sorted(_CANONICAL.encode(item) for item in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {"dataclass": type(obj).__qualname__, "fields": dataclasses.asdict(obj)}
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return {"model": type(obj).__qualname__, "fields": dump()}
+    if isinstance(obj, (uuid.UUID, decimal.Decimal, datetime.date, datetime.time, PurePath)):
+        return {type(obj).__name__: str(obj)}
     return f"<{type(obj).__module__}.{type(obj).__qualname__}>"
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_jsonable,
                               ensure_ascii=False)
+_IN_ORDER = json.JSONEncoder(separators=(",", ":"), default=_jsonable, ensure_ascii=False)
 
 
 def payload_hash(payload: Any) -> str | None:
     """SHA-256 (hex, 32 chars) of the payload's canonical JSON; ``None`` for no payload.
 
     Keys are sorted, so ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}`` are the same payload;
-    objects JSON cannot encode are compared by their type only.
+    values JSON cannot encode are replaced by stable stand-ins (see ``_jsonable``).
     """
     if payload is None:
         return None
-    return hashlib.sha256(_CANONICAL.encode(payload).encode()).hexdigest()[:32]
+    try:
+        text = _CANONICAL.encode(payload)
+    except TypeError:  # dict keys of mixed types cannot be sorted: keep their order
+        text = _IN_ORDER.encode(payload)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _check_key(key: Any) -> str:
