@@ -10,10 +10,11 @@ key, in any thread, event loop, process or host sharing the store, either
 
 If the function raises, the claim is released and the error propagates: a retry may run it
 again, and so may a waiter (wait mode): it finds the key free and runs the function itself,
-one waiter at a time, since an exception cannot be replayed to other processes. If the holder dies, its lease runs out and the next caller takes the key over with a
-higher fence; should the old holder come back and try to store a result, it gets
-``LeaseLost``. The same key with a different ``payload`` is a client bug and raises
-``IdempotencyPayloadMismatch``; the payload is compared by a SHA-256 of its canonical JSON.
+one waiter at a time, since an exception cannot be replayed to other processes. If the
+holder dies, its lease runs out and the next caller takes the key over with a higher fence;
+should the old holder come back and try to store a result, it gets ``LeaseLost``. The same
+key with a different ``payload`` is a client bug and raises ``IdempotencyPayloadMismatch``;
+the payload is compared by a SHA-256 of its canonical JSON.
 
 Waiting: waiters in this process are woken by the completing holder through private
 ``concurrent.futures.Future`` objects (``asyncio.wrap_future`` for async waiters, so waiters
