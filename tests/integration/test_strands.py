@@ -264,3 +264,31 @@ async def test_throw_mode_fails_fast_with_the_runtime_error(effects):
     assert str(await first).strip() == "done bob"
     assert history(agent) == expected("email bob", "b1", "bob", 1)
     assert effects.count == 1
+
+
+def test_a_hook_requested_retry_reruns_the_allowed_call(effects):
+    """Another hook asks Strands to retry the tool once: the guard lets the retry run (it is
+    the same call, not a duplicate) and records only the final attempt."""
+    from strands.hooks import AfterToolCallEvent
+
+    class RetryOnce:
+        def __init__(self):
+            self.retried = False
+
+        def register_hooks(self, registry, **kwargs):
+            registry.add_callback(AfterToolCallEvent, self.after)
+
+        def after(self, event):
+            if not self.retried:
+                self.retried = True
+                event.retry = True
+
+    guard = StrandsGuard()
+    model = ScriptedModel({"email bob": [[call("r1", to="bob")], [call("r2", to="bob")], "done"]})
+    agent = Agent(model=model, tools=[make_tool(effects)], hooks=[guard, RetryOnce()], callback_handler=None)
+    agent("email bob")
+    assert effects.count == 2  # the first attempt and its retry; r2 is a duplicate of the final one
+    (first,) = model.tool_results(1)
+    assert text(first) == "sent email #2 to bob"
+    (duplicate,) = model.tool_results(2)
+    assert "identical arguments" in text(duplicate) and "sent email #2 to bob" in text(duplicate)
