@@ -63,7 +63,6 @@ class Lease:
         self.interval = self.ttl / 3 if heartbeat is None else float(heartbeat)
         self.max_run = max_run
         self.started = time.monotonic()
-        self.confirmed = self.started  # last time the store confirmed the lease
         self._lost: LeaseLost | None = None
         self._stopped = False
         self._beat_lock = threading.Lock()  # held while a sync renewal is in flight
@@ -94,7 +93,6 @@ class Lease:
         except LeaseLost as exc:
             self._lost = exc
             raise
-        self.confirmed = time.monotonic()
 
     async def acheck(self) -> None:
         """:meth:`check` for async code."""
@@ -105,7 +103,6 @@ class Lease:
         except LeaseLost as exc:
             self._lost = exc
             raise
-        self.confirmed = time.monotonic()
 
     # ------------------------------------------------------------------ heartbeat (sync)
     def _next_delay(self, ok: bool) -> float | None:
@@ -126,7 +123,6 @@ class Lease:
             try:
                 self.backend.renew(self.key, self.fence, lease=self.ttl)
                 ok = True
-                self.confirmed = time.monotonic()
             except LeaseLost as exc:
                 self._lost = exc
                 return None
@@ -172,7 +168,6 @@ class Lease:
         try:
             await self.backend.arenew(self.key, self.fence, lease=self.ttl)
             ok = True
-            self.confirmed = time.monotonic()
         except LeaseLost as exc:
             self._lost = exc
         except StoreError as exc:
