@@ -87,7 +87,12 @@ def lint_text(
             row, col, end_row, end_col = ctx.positions.range(finding.node)
             if apply_noqa and row <= len(lines) and line_suppresses(lines[row - 1], code):
                 continue
-            out.append(Diagnostic(filename, row, col, code, finding.message, end_row, end_col))
+            fix = None
+            if finding.replacement is not None:  # the JSON report's ``fix``: edits from the replacement
+                from .fixer import fix_for
+
+                fix = fix_for(module, code, finding)
+            out.append(Diagnostic(filename, row, col, code, finding.message, end_row, end_col, fix))
     return sorted(set(out))
 
 
