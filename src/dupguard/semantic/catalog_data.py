@@ -1100,7 +1100,8 @@ _OPENAI_AGENTS = (
         framework="openai_agents",
         version=_OA,
         source="agents/tool.py",
-        why="a dataclass whose first field is name.",
+        why="a dataclass whose first field is name, so FunctionTool('x', ...) names the tool "
+        "positionally.",
         name_kwargs=("name", "0"),
     ),
 )
