@@ -467,6 +467,7 @@ class ModelBuilder(cst.CSTVisitor):
                 target=text,
                 value=value,
                 value_call=self._call_index.get(id(value)),
+                value_dotted=dotted(value) if isinstance(value, (cst.Name, cst.Attribute)) else None,
                 statement=statement,
                 scope=scope,
                 function=self._function,

@@ -60,8 +60,26 @@ def agent_binding(model: Model, receiver: str | None, fn: Function | None) -> Bi
     return binding if kind is Kind.AGENT else None
 
 
+def _shared_state_arg(model: Model, call: Call) -> Binding | None:
+    """A stateless agent run with one state object passed in (``agent.run(q, ctx=ctx)``):
+    the shared ``ctx``/``memory`` is then what the concurrent runs share."""
+    receiver = model.local_binding(call.receiver or "", call.function) if call.receiver else None
+    _, entry = _entry_kind(model, receiver)
+    if entry is None or call.method not in entry.run_methods:
+        return None
+    for name in entry.state_kwargs:
+        arg = call.kw(name)
+        state = model.local_binding(arg.dotted, call.function) if arg and arg.dotted else None
+        kind, _ = _entry_kind(model, state)
+        if kind is Kind.MEMORY:
+            return state
+    return None
+
+
 def _runs_method(model: Model, binding: Binding, method: str | None) -> bool:
-    _, entry = _entry_kind(model, binding)
+    kind, entry = _entry_kind(model, binding)
+    if kind is Kind.MEMORY:
+        return True  # reached through _shared_state_arg: the run method was checked there
     methods = entry.run_methods if entry is not None else ()
     return method in methods if methods else method is not None
 
@@ -76,7 +94,7 @@ def _direct_runs(model: Model, fan: Call) -> Iterator[AgentRun]:
         if fan not in call.outer:
             continue
         if call.receiver and call.method:
-            binding = agent_binding(model, call.receiver, call.function)
+            binding = agent_binding(model, call.receiver, call.function) or _shared_state_arg(model, call)
             if binding is not None and _runs_method(model, binding, call.method):
                 yield AgentRun(call.node, binding, _deeper(call, fan))
                 continue
@@ -96,8 +114,9 @@ def _helper_runs(model: Model, helper: Function) -> Iterator[AgentRun]:
     for call in helper.calls:
         if is_guarded(call):
             continue
-        binding = agent_binding(model, call.receiver, helper) if call.method else None
-        if binding is not None and binding.function is not helper and _runs_method(model, binding, call.method):
+        target, method = (call.receiver, call.method) if call.method else (call.func, "__call__")
+        binding = agent_binding(model, target, helper)
+        if binding is not None and binding.function is not helper and _runs_method(model, binding, method):
             yield AgentRun(call.node, binding, False)
 
 
@@ -115,7 +134,7 @@ def _reference_runs(model: Model, fan: Call) -> Iterator[AgentRun]:
             if binding is not None and _runs_method(model, binding, "__call__"):
                 yield AgentRun(arg.node, binding, False)  # a callable agent: Strands ``Agent``
                 continue
-            helper = model.function_named(text)
+            helper = model.function_named(text, within=fan.function)
             if helper is not None:
                 yield from (AgentRun(arg.node, r.agent, False) for r in _helper_runs(model, helper))
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Loop:
-    node: "cst.CSTNode"
+    node: "cst.CSTNode" = field(repr=False)
     kind: str  # "for" | "while" | "comprehension"
     iter_callee: str | None = None  # resolved callee of a ``for`` loop's iterable (e.g. "range")
     while_true: bool = False
@@ -36,7 +36,7 @@ class Loop:
 
 @dataclass(eq=False)
 class TryFrame:
-    node: "cst.CSTNode"
+    node: "cst.CSTNode" = field(repr=False)
     part: str  # "body" | "except" | "else" | "finally"
 
 
@@ -44,7 +44,7 @@ class TryFrame:
 class Arg:
     keyword: str | None
     dotted: str | None  # "agent.chat" when the argument is a name/attribute chain
-    node: "cst.BaseExpression"
+    node: "cst.BaseExpression" = field(repr=False)
     star: str = ""
 
 
@@ -52,7 +52,7 @@ class Arg:
 class Call:
     """One call expression and everything around it that a rule may ask about."""
 
-    node: "cst.Call"
+    node: "cst.Call" = field(repr=False)
     func: str | None  # dotted text of the callee expression: "agent.achat", "get_agent().run"
     callee: str | None  # resolved qualified name when the head is imported: "asyncio.gather"
     receiver: str | None  # dotted text of the object a method is called on: "agent"
@@ -63,7 +63,7 @@ class Call:
     withs: tuple[str, ...]  # dotted text of the enclosing context managers
     trys: tuple[TryFrame, ...]
     outer: tuple["Call", ...]  # enclosing calls, innermost last
-    statement: "cst.CSTNode"
+    statement: "cst.CSTNode" = field(repr=False)
     block: tuple[int, int]  # (id of the enclosing suite, index of the statement in it)
     branch: tuple[int, ...]  # ids of enclosing if/else/match bodies (statement nesting)
     in_main: bool
@@ -83,9 +83,10 @@ class Binding:
     """``target = value``: a name, ``self.x``, ``Cls.x`` or ``app.state.x`` bound to an expression."""
 
     target: str
-    value: "cst.BaseExpression"
+    value: "cst.BaseExpression" = field(repr=False)
     value_call: Call | None  # the Call record when the value is a call
-    statement: "cst.CSTNode"
+    value_dotted: str | None  # dotted text when the value is a name or attribute (an alias)
+    statement: "cst.CSTNode" = field(repr=False)
     scope: str  # "module" | "class" | "function"
     function: "Function | None"
     class_name: str | None
@@ -105,7 +106,7 @@ class Decorator:
 
 @dataclass(eq=False)
 class Function:
-    node: "cst.FunctionDef"
+    node: "cst.FunctionDef" = field(repr=False)
     name: str
     qualname: str
     class_name: str | None
@@ -127,7 +128,7 @@ class Function:
 
 @dataclass(eq=False)
 class ListLiteral:
-    node: "cst.List"
+    node: "cst.List" = field(repr=False)
     elements: tuple[tuple[str | None, "cst.BaseExpression"], ...]
 
 
@@ -138,7 +139,7 @@ class ConstantKey:
     key: str  # "thread_id", "session_id"…
     value: "cst.BaseExpression"  # the literal
     function: "Function | None"
-    statement: "cst.CSTNode"
+    statement: "cst.CSTNode" = field(repr=False)
     call: "Call | None"  # the innermost enclosing call
     in_main: bool
 
@@ -181,7 +182,14 @@ class Model:
 
     # ------------------------------------------------------------------ functions
 
-    def function_named(self, name: str, class_name: str | None = None) -> Function | None:
+    def function_named(self, name: str, class_name: str | None = None, within: Function | None = None) -> Function | None:
+        """A function by name: nested in ``within`` (or its parents) first, then top level."""
+        scope = within
+        while scope is not None:
+            for fn in self.functions:
+                if fn.name == name and fn.parent is scope and fn.class_name is None:
+                    return fn
+            scope = scope.parent
         for fn in self.functions:
             if fn.name == name and fn.class_name == class_name and (fn.parent is None or class_name):
                 return fn
@@ -192,9 +200,15 @@ class Model:
         if call.callee is not None or not call.func:
             return None
         if "." not in call.func:
-            return self.function_named(call.func)
+            return self.function_named(call.func, within=call.function)
         if call.receiver in ("self", "cls") and call.function and call.function.class_name:
             return self.function_named(call.method or "", call.function.class_name)
+        if call.receiver and "." not in call.receiver and "(" not in call.receiver:
+            # ``service.plan()`` on a module-level instance of a class defined here
+            binding = self.local_binding(call.receiver, call.function)
+            cls = binding.value_call.func if binding and binding.value_call else None
+            if cls in self.classes:
+                return self.function_named(call.method or "", cls)
         return None
 
     def contexts_of(self, fn: Function | None, *, in_main: bool = False) -> set[str]:
@@ -210,13 +224,18 @@ class Model:
     # ------------------------------------------------------------------ objects
 
     def local_binding(self, name: str, fn: Function | None, before: Call | None = None) -> Binding | None:
-        """The latest binding of ``name`` visible in ``fn`` (function scope first, then module)."""
-        if fn is not None and name in fn.local_names and name not in fn.global_names:
-            found = None
-            for b in self.bindings:
-                if b.function is fn and b.target == name:
-                    found = b
-            return found
+        """The latest binding of ``name`` visible in ``fn``: its own scope, the enclosing
+        functions' (closures), then the module."""
+        while fn is not None:
+            if name in fn.global_names:
+                break
+            if name in fn.local_names:
+                found = None
+                for b in self.bindings:
+                    if b.function is fn and b.target == name:
+                        found = b
+                return found
+            fn = fn.parent
         return self.module_binding(name)
 
     def module_binding(self, target: str) -> Binding | None:

@@ -134,6 +134,11 @@ def _texts(call: Call, shared: Shared) -> list[str]:
 
 def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
     fn = call.function
+    if fn is not None and "." not in text and "(" not in text:
+        # a local alias: ``agent = request.app.state.agent`` or ``bot = self.agent``
+        alias = model.local_binding(text, fn)
+        if alias is not None and alias.function is fn and alias.value_dotted:
+            text = alias.value_dotted
     b = shared.binding
     if shared.factory is not None:
         factory = shared.factory.name
