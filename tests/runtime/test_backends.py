@@ -251,3 +251,48 @@ def test_importing_the_runtime_imports_neither_libcst_nor_redis():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_redis_backend_with_given_clients(redis_url):
+    """A sync client (even with decode_responses) and an asyncio client, on the same keys."""
+    import redis
+    import redis.asyncio
+
+    from dupguard.runtime import Idempotency, RedisBackend
+
+    raw = redis.Redis.from_url(redis_url, decode_responses=True)
+    store = RedisBackend(raw, prefix="given:")
+    c = store.claim("order:1", lease=5, payload="p")
+    assert c.acquired
+    # one hash-tagged key per record: a Redis Cluster keeps it on one slot
+    assert raw.exists("given:{order:1}") and raw.pttl("given:{order:1}") > 4000
+    store.complete("order:1", c.fence, {"ok": True}, ttl=30)
+    assert store.get("order:1").result == {"ok": True}
+    assert store.incr("hits", ttl=5) == 1 and raw.exists("given:n:{hits}")
+
+    async def main() -> None:
+        client = redis.asyncio.Redis.from_url(redis_url)
+        try:
+            astore = RedisBackend(client, prefix="given:")
+            assert (await astore.aclaim("order:1", lease=5)).result == {"ok": True}
+            d = await astore.aclaim("order:2", lease=0.3)
+            assert await astore.arenew("order:2", d.fence, lease=0.3) == 0.3
+            assert await astore.arelease("order:2", d.fence) is True
+            assert await astore.aincr("hits") == 2
+            ran = []
+
+            async def slow() -> str:
+                ran.append(1)
+                await asyncio.sleep(0.5)  # longer than the lease: the native heartbeat renews
+                return "done"
+
+            idem = Idempotency(astore, lease=0.3)
+            holder = asyncio.create_task(idem.arun("job", slow))
+            await asyncio.sleep(0.4)
+            assert (await astore.aget("idem:job")).state == "pending"
+            assert await holder == "done" and await idem.arun("job", slow) == "done" and ran == [1]
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
+    raw.close()
