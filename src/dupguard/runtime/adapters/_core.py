@@ -32,6 +32,7 @@ import contextvars
 import itertools
 import time
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional, Union
 
@@ -88,6 +89,7 @@ class Turn:
     owner: Optional["AdapterGuard"] = None
     occurrences: dict = field(default_factory=dict)
     serial: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 _CURRENT: contextvars.ContextVar[Optional[Turn]] = contextvars.ContextVar(
@@ -398,8 +400,9 @@ def _derived_call_id(name: str, args: Any) -> Optional[str]:
     key = (name, canonical_args(args))
     # Exact duplicates inside a turn are the turn guard's job; the occurrence number keeps
     # tools with dedupe_exact=False from colliding on one ledger id.
-    n = turn.occurrences.get(key, 0)
-    turn.occurrences[key] = n + 1
+    with turn.lock:
+        n = turn.occurrences.get(key, 0)
+        turn.occurrences[key] = n + 1
     return f"{turn.turn_id}:{name}:{key[1]}#{n}"
 
 
@@ -434,6 +437,7 @@ class AdapterGuard:
         self.invocation = invocation
         self.ledger = ledger
         self._ambient: Optional[TurnToolGuard] = turn_guard if isinstance(turn_guard, TurnToolGuard) else None
+        self._ambient_lock = threading.Lock()
         self.gate = ToolCallGate(self._resolve_turn_guard, ledger, replay=replay)
 
     # -- turns ---------------------------------------------------------------------------------
@@ -455,18 +459,17 @@ class AdapterGuard:
         # start at new_round() (e.g. the Strands hook's BeforeInvocationEvent)
         if self._turn_spec is None:
             return None
-        if self._ambient is None:
-            self._ambient = self._new_turn_guard()
-        return self._ambient
+        with self._ambient_lock:
+            if self._ambient is None:
+                self._ambient = self._new_turn_guard()
+            return self._ambient
 
     def new_round(self) -> None:
         """Start a new round on the ambient turn guard (tools called outside :meth:`turn`)."""
         if self._turn_spec is None:
             return
-        if self._ambient is None or not isinstance(self._turn_spec, TurnToolGuard):
+        with self._ambient_lock:
             self._ambient = self._new_turn_guard()
-        else:
-            self._ambient.new_round()
 
     @contextlib.contextmanager
     def _enter_turn(self, turn_id: Optional[str]) -> Iterator[Turn]:

@@ -67,15 +67,34 @@ class StrandsGuard(AdapterGuard):
     # -- HookProvider ----------------------------------------------------------------------------
 
     def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-        from strands.hooks import AfterToolCallEvent, BeforeInvocationEvent, BeforeToolCallEvent
+        from strands.hooks import (
+            AfterInvocationEvent,
+            AfterToolCallEvent,
+            BeforeInvocationEvent,
+            BeforeToolCallEvent,
+        )
 
         registry.add_callback(BeforeInvocationEvent, self._on_invocation)
+        registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(BeforeToolCallEvent, self._before_tool)
         registry.add_callback(AfterToolCallEvent, self._after_tool)
 
     def _on_invocation(self, event: Any) -> None:
         # tools of an invocation outside protect()/turn() share the ambient turn guard
         self.new_round()
+
+    async def _after_invocation(self, event: Any) -> None:
+        """Calls allowed but never finished (an interrupt or a cancelled invocation stopped
+        them between the two tool events) are given back: their waiters are released and
+        their ledger ids freed, so a resumed invocation may run them."""
+        agent_id = id(event.agent)
+        with self._lock:
+            stale = [key for key in self._pending if key[0] == agent_id]
+            left = [self._pending.pop(key) for key in stale]
+            for key in [key for key in self._replays if key[0] == agent_id]:
+                del self._replays[key]
+        for pending in left:
+            await pending.afail(None)
 
     @staticmethod
     def _key(event: Any) -> tuple[int, str]:
