@@ -21,6 +21,7 @@ new name is taken, or for Streamlit (its cached resources need ``st.session_stat
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
@@ -53,22 +54,7 @@ def fix(model: "Model", ctx: "RuleContext", shared: "Shared") -> Result:
         return None, f"an object held on {where} is not rewritten automatically; build it per request"
     if "." in binding.target:
         return None, f"`{binding.target}` is an attribute; only a plain module-level name is rewritten"
-    held = _shared_parts(model, shared)
-    if held:
-        return None, (f"`{binding.target}` is built with the shared `{held}`: a factory would still share it; "
-                      f"build both per request")
     return _module_name(model, ctx, module, shared)
-
-
-def _shared_parts(model: "Model", shared: "Shared") -> str | None:
-    """A module-level stateful object passed to this one's constructor (``Agent(memory=memory)``)."""
-    from ..semantic.shared import shared_objects
-
-    call = shared.binding.value_call if shared.binding is not None else None
-    if call is None:
-        return None
-    labels = {other.label for other in shared_objects(model) if other is not shared and other.binding is not None}
-    return next((arg.dotted for arg in call.args if arg.dotted in labels), None)
 
 
 # ----------------------------------------------------------------------------- cached factory
@@ -132,100 +118,177 @@ def _remove_unused_imports(module: cst.Module, names: set[str], model: "Model") 
 
 # ----------------------------------------------------------------------------- module-level name
 
+@dataclass(eq=False)
+class _Member:
+    """One module-level name of the group being turned into factories."""
+
+    name: str
+    stmt: cst.SimpleStatementLine
+    small: cst.Assign | cst.AnnAssign
+    annotation: "cst.Annotation | None"
+    factory: str = ""
+    functions: dict = field(default_factory=dict)  # id(FunctionDef) → FunctionDef that reads it
+    value_refs: set = field(default_factory=set)  # ids of Name nodes in other members' values
+
+
 def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared: "Shared") -> Result:
+    """Factory (or session registry) for a module-level name, together with the stateful
+    module-level objects it is built from or that are built from it: ``memory = Memory()`` +
+    ``agent = Agent(memory=memory)`` become ``make_memory()`` and ``make_agent()``, the latter
+    calling the former, so a fresh agent never shares the old memory."""
     from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope, ScopeProvider
+
+    from ..semantic.shared import shared_objects
 
     binding = shared.binding
     assert binding is not None
-    name = binding.target
-    stmt = binding.statement
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return None, f"`{name} = ...` shares its line with other statements"
-    small = stmt.body[0]
-    if isinstance(small, cst.Assign):
-        if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
-            return None, f"`{name}` is bound together with other names"
-        annotation = None
-    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-        annotation = small.annotation
-    else:
-        return None, f"`{name}` is not bound by a plain assignment"
-    if stmt not in module.body:
-        return None, f"`{name}` is bound inside a block (if/try/with); only a top-level binding is rewritten"
-
+    candidates = {
+        s.binding.target: s for s in shared_objects(model)
+        if s.binding is not None and s.binding.scope == "module" and s.binding.function is None
+        and s.factory is None and s.owner_class is None and "." not in s.binding.target
+    }
+    candidates.setdefault(binding.target, shared)
     scopes = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
-    global_scope = scopes.get(small)
-    if not isinstance(global_scope, GlobalScope):
-        return None, f"`{name}` is not bound at module level"
-    assignments = list(global_scope.assignments[name])
-    if len(assignments) != 1:
-        return None, f"`{name}` is bound {len(assignments)} times in this module"
+
+    def span(node: cst.CSTNode) -> tuple[int, int, int, int]:
+        return ctx.positions.range(node)
+
+    def inside(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        r, o = span(node), span(outer)
+        return (o[0], o[1]) <= (r[0], r[1]) and (r[2], r[3]) <= (o[2], o[3])
+
+    group: dict[str, _Member] = {}
+    assignments: dict[str, object] = {}
+    work = [binding.target]
+    global_scope = None
+    while work:
+        name = work.pop()
+        if name in group:
+            continue
+        if len(group) >= 8:
+            return None, f"`{binding.target}` is tied to too many other shared objects"
+        member = _member(name, candidates[name].binding, module)
+        if isinstance(member, str):
+            return None, member
+        global_scope = scopes.get(member.small)
+        if not isinstance(global_scope, GlobalScope):
+            return None, f"`{name}` is not bound at module level"
+        bound = list(global_scope.assignments[name])
+        if len(bound) != 1:
+            return None, f"`{name}` is bound {len(bound)} times in this module"
+        group[name] = member
+        assignments[name] = bound[0]
+        for access in bound[0].references:  # type: ignore[attr-defined]
+            scope = access.scope
+            while isinstance(scope, ComprehensionScope):
+                scope = scope.parent
+            at = f" (line {_line(ctx, access.node)})"
+            if isinstance(scope, FunctionScope) and isinstance(scope.node, cst.FunctionDef):
+                member.functions[id(scope.node)] = scope.node
+            elif isinstance(scope, FunctionScope):
+                return None, f"`{name}` is read in a lambda{at}"
+            elif isinstance(scope, ClassScope):
+                return None, f"`{name}` is read in a class body{at}"
+            else:
+                owner = next((other for other, s in candidates.items()
+                              if other != name and inside(access.node, s.binding.value)), None)
+                if owner is None:
+                    return None, f"`{name}` is also read at module level{at} (a decorator, default value or statement)"
+                member.value_refs.add(id(access.node))
+                work.append(owner)
+        # what this one is built from: other stateful module-level objects read in its value
+        for other, s in candidates.items():
+            if other in group or other == name:
+                continue
+            value = member.small.value
+            for assignment in scopes[s.binding.statement.body[0]].assignments[other] if isinstance(
+                    s.binding.statement, cst.SimpleStatementLine) else ():
+                if any(inside(a.node, value) for a in assignment.references):
+                    work.append(other)
+    assert global_scope is not None
     functions: dict[int, cst.FunctionDef] = {}
-    for access in assignments[0].references:
-        scope = access.scope
-        while isinstance(scope, ComprehensionScope):
-            scope = scope.parent
-        at = f" (line {_line(ctx, access.node)})"
-        if isinstance(scope, FunctionScope) and isinstance(scope.node, cst.FunctionDef):
-            functions[id(scope.node)] = scope.node
-        elif isinstance(scope, FunctionScope):
-            return None, f"`{name}` is read in a lambda{at}"
-        elif isinstance(scope, ClassScope):
-            return None, f"`{name}` is read in a class body{at}"
-        else:
-            return None, f"`{name}` is also read at module level{at} (a decorator, default value or statement)"
+    for member in group.values():
+        functions.update(member.functions)
+    readers: dict[int, list[str]] = {}
+    for member in group.values():
+        for key in member.functions:
+            readers.setdefault(key, []).append(member.name)
+    for key, names in readers.items():
+        if len(names) > 1:
+            both = " and ".join(f"`{n}`" for n in sorted(names))
+            return None, f"`{functions[key].name.value}()` reads both {both}, which are built from each other"
     if not functions:
-        return None, f"`{name}` is not read by any function"
+        return None, f"`{binding.target}` is not read by any function"
     for fn in functions.values():
         if not isinstance(fn.body, cst.IndentedBlock):
             return None, f"`{fn.name.value}()` is a one-line function"
 
-    session = _session_params(functions.values())
     fn_scopes = [scopes.get(fn.body.body[0]) for fn in functions.values()]
+    session = _session_params(functions.values()) if len(group) == 1 else None
+    name = binding.target
     if session is not None:
         registry = f"{name}_sessions"
         if _taken(registry, global_scope, fn_scopes) or _taken("SessionRegistry", global_scope, fn_scopes, allow=(
                 "dupguard.runtime.SessionRegistry", "dupguard.runtime.registry.SessionRegistry"), model=model):
             session = None
-    factory = f"_make_{name.lstrip('_')}" if name.startswith("_") else f"make_{name}"
-    if session is None and _taken(factory, global_scope, fn_scopes):
-        return None, f"the factory name `{factory}` is already used in this module"
+    for member in group.values():
+        member.factory = f"_make_{member.name.lstrip('_')}" if member.name.startswith("_") else f"make_{member.name}"
+        if session is None and _taken(member.factory, global_scope, fn_scopes):
+            return None, f"the factory name `{member.factory}` is already used in this module"
 
-    def local(fn: cst.FunctionDef) -> str:
-        if session is None:
-            return f"{name} = {factory}()"
-        return f"{name} = {name}_sessions.get({session[id(fn)]})"
-
+    by_stmt = {id(m.stmt): m for m in group.values()}
+    value_refs = {ref: m.factory for m in group.values() for ref in m.value_refs}
+    local_lines = {}
+    for member in group.values():
+        for key, fn in member.functions.items():
+            if session is None:
+                local_lines[key] = f"{member.name} = {member.factory}()"
+            else:
+                local_lines[key] = f"{name} = {name}_sessions.get({session[key]})"
+    others = {id(s.binding.statement) for s in candidates.values()}
     config = module.config_for_parsing
-    fn_ids = set(functions)
 
     class Transformer(cst.CSTTransformer):
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            factory = value_refs.get(id(original))
+            return cst.Call(cst.Name(factory)) if factory else updated
+
         def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-            if id(original) not in fn_ids:
+            line = local_lines.get(id(original))
+            if line is None:
                 return updated
             body = updated.body
             assert isinstance(body, cst.IndentedBlock)
             statements = list(body.body)
             at = 1 if statements and _is_docstring(statements[0]) else 0
-            statements.insert(at, cst.parse_statement(local(original) + config.default_newline, config=config))
+            statements.insert(at, cst.parse_statement(line + config.default_newline, config=config))
             return updated.with_changes(body=body.with_changes(body=statements))
 
         def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-            index = next(i for i, s in enumerate(original.body) if s is stmt)
             body = list(updated.body)
-            old = body[index]
-            assert isinstance(old, cst.SimpleStatementLine)
-            if session is None:
-                # two blank lines before the def; none added after it: two fixes on neighbouring
-                # lines must not both add spacing between them
-                body[index] = _factory_def(factory, small.value, annotation, old, index == 0)
-            else:
-                call = cst.Call(cst.Name("SessionRegistry"), [cst.Arg(cst.Lambda(
-                    cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))])
-                body[index] = old.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(registry))], call)])
+            for index, stmt in enumerate(original.body):
+                member = by_stmt.get(id(stmt))
+                if member is None:
+                    continue
+                old = body[index]
+                assert isinstance(old, cst.SimpleStatementLine)
+                small = old.body[0]
+                assert isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
+                if session is None:
+                    body[index] = _factory_def(member.factory, small.value, member.annotation, old, index == 0)
+                    nxt = index + 1
+                    if nxt < len(body) and id(original.body[nxt]) not in others:
+                        # PEP 8 spacing after the def, unless the next line is another shared
+                        # object (its own fix adds the spacing before it)
+                        body[nxt] = _blank_lines_before(body[nxt], 2)
+                else:
+                    call = cst.Call(cst.Name("SessionRegistry"), [cst.Arg(cst.Lambda(
+                        cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))])
+                    body[index] = old.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(registry))], call)])
             return updated.with_changes(body=body)
 
     new = module.visit(Transformer())
+    where = _names(functions.values())
     if session is not None:
         from libcst.codemod import CodemodContext
         from libcst.codemod.visitors import AddImportsVisitor
@@ -234,8 +297,31 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
         AddImportsVisitor.add_needed_import(context, "dupguard.runtime", "SessionRegistry")
         new = AddImportsVisitor(context).transform_module(new)
         return (module, new), (f"Keep one `{name}` per session: `{name}_sessions = SessionRegistry(...)`, "
-                               f"`{name}_sessions.get(<session>)` in {_names(functions.values())}")
-    return (module, new), f"Build `{name}` per call: `{factory}()` in {_names(functions.values())}"
+                               f"`{name}_sessions.get(<session>)` in {where}")
+    made = ", ".join(f"`{m.factory}()`" for m in sorted(group.values(), key=lambda m: m.name))
+    return (module, new), f"Build {_names_of(group)} per call: {made}, called in {where}"
+
+
+def _names_of(group: dict) -> str:
+    return " and ".join(f"`{n}`" for n in sorted(group))
+
+
+def _member(name: str, binding, module: cst.Module) -> "_Member | str":
+    stmt = binding.statement
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return f"`{name} = ...` shares its line with other statements"
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign):
+        if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            return f"`{name}` is bound together with other names"
+        annotation = None
+    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+        annotation = small.annotation
+    else:
+        return f"`{name}` is not bound by a plain assignment"
+    if not any(s is stmt for s in module.body):
+        return f"`{name}` is bound inside a block (if/try/with); only a top-level binding is rewritten"
+    return _Member(name, stmt, small, annotation)
 
 
 def _line(ctx: "RuleContext", node: cst.CSTNode) -> int | str:
@@ -304,7 +390,7 @@ def _factory_def(factory: str, value: cst.BaseExpression, annotation, old: cst.S
         name=cst.Name(factory),
         params=cst.Parameters(),
         body=body,
-        returns=annotation,
+        returns=annotation.with_changes(whitespace_before_indicator=cst.SimpleWhitespace(" ")) if annotation else None,
         leading_lines=old.leading_lines,
     )
     return fn if first else _blank_lines_before(fn, 2)  # type: ignore[return-value]
