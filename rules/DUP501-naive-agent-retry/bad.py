@@ -1,0 +1,87 @@
+import asyncio
+import json
+import time
+
+import backoff
+import httpx
+import stamina
+from agents import Agent, Runner
+from autogen_agentchat.agents import AssistantAgent
+from autogen_agentchat.teams import RoundRobinGroupChat
+from crewai import Crew
+from fastapi import FastAPI
+from langchain.agents import AgentExecutor
+from llama_index.core.agent import ReActAgent
+from strands import Agent as StrandsAgent
+from tenacity import Retrying, retry, stop_after_attempt, wait_exponential
+
+from .tools import billing_tools, model_client, payments, refund_order, support_tools
+
+app = FastAPI()
+concierge = Agent(name="Concierge", instructions="Book rooms.", tools=billing_tools)
+
+
+# LlamaIndex, seed 000: the naive retry replays the whole agent run
+@app.post("/chat")
+async def chat(payload: dict):
+    agent = ReActAgent.from_tools(tools=support_tools)
+    message = payload["message"]
+    for _ in range(3):  # error: DUP501
+        result = await agent.achat(message)
+    return {"answer": str(result)}
+
+
+# AutoGen AgentChat: a timeout after the first tool call runs the whole team again
+@app.post("/review")
+async def review(ticker: str):
+    writer = AssistantAgent("writer", model_client=model_client, tools=[refund_order])
+    team = RoundRobinGroupChat([writer])
+    for attempt in range(3):  # error: DUP501
+        try:
+            result = await team.run(task=f"Review {ticker}")
+            return {"text": result.messages[-1].content}
+        except TimeoutError:
+            await asyncio.sleep(1 + attempt)
+    return {"error": "timed out"}
+
+
+# OpenAI Agents SDK: the Agent is config, but Runner.run executes its tools again
+@retry(stop=stop_after_attempt(4), wait=wait_exponential(min=1, max=20))  # error: DUP501
+async def run_concierge(text: str):
+    return await Runner.run(concierge, text)
+
+
+# Strands: retry until the model stops failing
+def answer(prompt: str) -> str:
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[refund_order])
+    while True:  # error: DUP501
+        try:
+            return str(support(prompt))
+        except ConnectionError:
+            time.sleep(2)
+
+
+# raw OpenAI tool execution retried by backoff: the refund is posted twice after a read timeout
+@backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)  # error: DUP501
+def execute_tool_call(call) -> dict:
+    args = json.loads(call.function.arguments)
+    response = payments.post("/refunds", json=args)
+    response.raise_for_status()
+    return response.json()
+
+
+# LangChain AgentExecutor behind stamina
+@stamina.retry(on=httpx.HTTPError, attempts=3)  # error: DUP501
+def score_lead(executor: AgentExecutor, lead_id: str) -> str:
+    return executor.invoke({"input": f"Score lead {lead_id} and save it."})["output"]
+
+
+# CrewAI with tenacity's iterator form, through a helper
+def kick(crew: Crew, topic: str):
+    return crew.kickoff(inputs={"topic": topic})
+
+
+def publish(crew: Crew, topic: str):
+    for attempt in Retrying(stop=stop_after_attempt(3)):  # error: DUP501
+        with attempt:
+            return kick(crew, topic)

@@ -1,0 +1,267 @@
+"""Retries around work that runs tools (DUP501).
+
+Two shapes re-execute an agent run or a tool execution when an attempt fails:
+
+- **a retry loop**: ``for attempt in range(3):``/``while True:`` around a ``try`` whose
+  ``except`` lets the loop go round again, ``for attempt in Retrying(...)`` (tenacity), or
+  the bare ``for _ in range(3): result = await agent.achat(message)`` of seed 000. The loop
+  retries a run only when the run's inputs do not change between iterations: a model↔tool
+  loop (``for step in range(MAX_STEPS)``) feeds each iteration a new response, so its tool
+  executions are not retries;
+- **a retry decorator** (tenacity ``@retry``, ``@backoff.on_exception``/``on_predicate``,
+  ``@stamina.retry``, ``retrying``/``retry`` packages) on a function that runs an agent or
+  executes a tool.
+
+When the failed attempt had already executed some tools (the refund went through, then the
+model call timed out), the next attempt executes them again. A retry is safe when the code
+checks an idempotency key or a seen-id set before the run (``already_processed(key)``,
+``if call.id in seen: continue``, a user guard from ``extend-idempotency-guards``), or runs
+it through ``dupguard.runtime`` (``Idempotency.run/arun``, ``@idempotent``,
+``ToolCallLedger``, ``turn_lease``).
+
+Sources for the decorator table: tenacity 9 (``tenacity.retry``), backoff 2.2
+(``backoff.on_exception``, ``backoff.on_predicate``), stamina 24 (``stamina.retry``),
+retrying 1.3 (``retrying.retry``), retry 0.9 (``retry.retry``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from .builder import dotted
+from .model import Call, Decorator, Function, Loop, Model
+from .runs import Run, TOOL_EXEC_RE, call_guarded, call_index, guarded_in, helper_runs, names_in, run_at
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+RETRY_DECORATORS = {
+    "tenacity.retry", "tenacity.asyncio.retry", "backoff.on_exception", "backoff.on_predicate",
+    "stamina.retry", "retrying.retry", "retry.retry", "retry.api.retry", "opnieuw.retry",
+    "async_retrying.retry", "aioretry.retry",
+}
+# Iterables that are retry loops by construction: ``for attempt in Retrying(...): with attempt:``
+RETRYING_ITERABLES = {
+    "tenacity.Retrying", "tenacity.AsyncRetrying", "tenacity.asyncio.AsyncRetrying", "stamina.retry_context",
+}
+COUNTED_ITERABLES = {"range", "builtins.range", "itertools.count", "itertools.repeat"}
+RETRY_TARGET_WORDS = ("attempt", "retry", "retries", "tries", "try_", "trial")
+# keyword arguments that make a retry decorator try only once
+SINGLE_ATTEMPT = {"max_tries": 1, "attempts": 1, "stop_max_attempt_number": 1, "tries": 1}
+
+
+@dataclass(eq=False)
+class Retry:
+    node: "cst.CSTNode"  # where the finding is reported: the loop or the decorator
+    shape: str  # "loop" | "decorator"
+    label: str  # "`for attempt in range(3)`", "`@retry(...)`"
+    run: Run
+
+
+# ----------------------------------------------------------------------------- loops
+
+
+def _loop_targets(loop: Loop) -> set[str]:
+    node = loop.node
+    kind = type(node).__name__
+    if kind == "For":
+        return names_in(node.target)  # type: ignore[attr-defined]
+    if kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
+        out: set[str] = set()
+        comp = node.for_in  # type: ignore[attr-defined]
+        while comp is not None:
+            out |= names_in(comp.target)
+            comp = comp.inner_for_in
+        return out
+    return set()
+
+
+def loop_iterable(loop: Loop) -> "cst.CSTNode | None":
+    node = loop.node
+    kind = type(node).__name__
+    if kind == "For":
+        return node.iter  # type: ignore[attr-defined]
+    if kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
+        return node.for_in.iter  # type: ignore[attr-defined]
+    return None
+
+
+def _retry_shaped(loop: Loop) -> str | None:
+    """'tenacity' | 'counted' | 'while' when the loop can be a retry loop at all."""
+    if loop.kind == "for":
+        if loop.iter_callee in RETRYING_ITERABLES:
+            return "tenacity"
+        if loop.iter_callee in COUNTED_ITERABLES:
+            return "counted"
+        return None
+    if loop.kind == "while":
+        return "while"
+    return None
+
+
+def _except_retries(try_node: "cst.CSTNode") -> bool:
+    """Does some ``except`` of this ``try`` fall through (or ``continue``), going round again?"""
+    for handler in getattr(try_node, "handlers", ()):
+        body = handler.body.body
+        if not body:
+            return True
+        last = body[-1]
+        smalls = last.body if type(last).__name__ == "SimpleStatementLine" else ()
+        if not any(type(s).__name__ in ("Raise", "Return", "Break") for s in smalls):
+            return True
+    return False
+
+
+def _retry_try(loop: Loop, call: Call) -> bool:
+    """Is ``call`` in the body of a ``try`` inside ``loop`` whose ``except`` retries?"""
+    body = getattr(loop.node, "body", None)
+    for frame in call.trys:
+        if frame.part != "body":
+            continue
+        if body is not None and _inside(frame.node, body) and _except_retries(frame.node):
+            return True
+    return False
+
+
+def _inside(inner: "cst.CSTNode", outer: "cst.CSTNode") -> bool:
+    if inner is outer:
+        return True
+    return any(_inside(inner, child) for child in outer.children)
+
+
+def _small_count(loop: Loop) -> bool:
+    """``range(3)``, ``range(MAX_RETRIES)``: a retry budget, not a work list."""
+    iterable = loop_iterable(loop)
+    args = getattr(iterable, "args", ())
+    if len(args) != 1:
+        return False
+    value = args[0].value
+    if type(value).__name__ == "Integer":
+        return int(value.value, 0) <= 10
+    text = (dotted(value) or "").lower()
+    return any(w in text for w in ("retr", "attempt", "tries"))
+
+
+def _variant_names(model: Model, loop: Loop, call: Call) -> set[str]:
+    """Names whose value may differ between iterations of ``loop``, as seen by ``call``."""
+    variant = set(_loop_targets(loop))
+    body = getattr(loop.node, "body", None)
+    body_id = id(body) if body is not None else None
+    for b in model.bindings:
+        if b.function is loop.function and body_id in b.branch and "." not in b.target:
+            variant.add(b.target)
+    inner = call.loops[call.loops.index(loop) + 1:] if loop in call.loops else ()
+    for sub in inner:
+        iterable = loop_iterable(sub)
+        if iterable is not None and names_in(iterable) & variant:
+            variant |= _loop_targets(sub)
+        elif iterable is None:
+            variant |= _loop_targets(sub)
+    return variant
+
+
+def _arg_names(call: Call) -> set[str]:
+    out: set[str] = set()
+    for arg in call.args:
+        out |= names_in(arg.node)
+    if call.receiver:
+        head = call.receiver.split(".")[0].replace("()", "").replace("[]", "")
+        out.add(head)
+    return out
+
+
+def _loop_label(loop: Loop) -> str:
+    node = loop.node
+    if type(node).__name__ == "For":
+        return f"for {dotted(node.target) or '...'} in {dotted(getattr(node.iter, 'func', node.iter)) or '...'}(...)"
+    test = getattr(node, "test", None)
+    return f"while {dotted(test) or '...'}"
+
+
+def retry_loops(model: Model) -> Iterator[Retry]:
+    for loop in model.loops:
+        shape = _retry_shaped(loop)
+        if shape is None:
+            continue
+        found = _retried_run(model, loop, shape)
+        if found is not None:
+            yield Retry(loop.node, "loop", f"`{_loop_label(loop)}`", found)
+
+
+def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
+    fn = loop.function
+    target_words = " ".join(_loop_targets(loop)).lower()
+    for call in (fn.calls if fn is not None else model.calls):
+        if loop not in call.loops or call.function is not fn:
+            continue
+        run = run_at(model, call)
+        if run is None or call_guarded(model, call):
+            continue
+        if _arg_names(call) & _variant_names(model, loop, call):
+            continue  # each iteration runs something new: a work list or a model↔tool loop
+        if shape == "tenacity" or _retry_try(loop, call):
+            return run
+        if shape == "counted" and _small_count(loop) and not _collected(call) and (
+            "_" == target_words or any(w in target_words for w in RETRY_TARGET_WORDS)
+        ):
+            return run
+    return None
+
+
+def _collected(call: Call) -> bool:
+    """The run's result is accumulated (``answers.append(agent.run(q))``): sampling, not retrying."""
+    return any(o.method in ("append", "extend", "add", "update") for o in call.outer)
+
+
+# ----------------------------------------------------------------------------- decorators
+
+
+def _single_attempt(dec: Decorator) -> bool:
+    call = dec.call
+    if call is None:
+        return False
+    for arg in call.args:
+        limit = SINGLE_ATTEMPT.get(arg.keyword or "")
+        if limit is not None and getattr(arg.node, "value", None) == str(limit):
+            return True
+        if arg.keyword == "stop":
+            text = dotted(getattr(arg.node, "func", None)) or ""
+            inner = getattr(arg.node, "args", ())
+            if text.endswith("stop_after_attempt") and inner and getattr(inner[0].value, "value", None) == "1":
+                return True
+    return False
+
+
+def retry_decorators(model: Model) -> Iterator[Retry]:
+    for fn in model.functions:
+        for dec in fn.decorators:
+            if dec.callee not in RETRY_DECORATORS or _single_attempt(dec):
+                continue
+            run = _decorated_run(model, fn)
+            if run is not None:
+                label = f"@{dec.dotted}(...)" if dec.call is not None else f"@{dec.dotted}"
+                yield Retry(dec.node, "decorator", f"`{label}`", run)
+            break
+
+
+def _decorated_run(model: Model, fn: Function) -> Run | None:
+    """The run a retried function repeats: its own body's, or itself when it is a tool executor."""
+    runs = helper_runs(model, fn)
+    if runs:
+        return runs[0]
+    if TOOL_EXEC_RE.match(fn.name) and not guarded_in(model, fn):
+        # the decorated function *is* the tool execution (``execute_tool_call(call)``)
+        first = next((c for c in fn.calls if c.function is fn), None)
+        if first is not None:
+            return Run(first, f"tool execution `{fn.name}(...)` (the decorated function)", "tool", first, fn.node.name)
+    return None
+
+
+def retries(model: Model) -> Iterator[Retry]:
+    """Every retry loop and retry decorator that repeats an unguarded agent run or tool execution."""
+    yield from retry_loops(model)
+    yield from retry_decorators(model)
+
+
+__all__ = ["Retry", "retries", "retry_loops", "retry_decorators", "call_index", "loop_iterable"]

@@ -1,0 +1,266 @@
+"""One ``tool_calls`` payload executed twice (DUP502) and model↔tool loops with no cap (DUP505).
+
+**Replays.** A tool-execution site executes a *payload*: the iterable of the loop or
+comprehension that feeds it (``for call in msg.tool_calls: execute(call)`` executes
+``msg.tool_calls``), or the argument of a batch executor (``process_tool_calls(last_message)``
+executes ``last_message``). Two sites replay one payload when they execute the same payload
+expression in the same function, the second can run after the first (same or nested block,
+or the first in a ``try`` body and the second in its ``except``/``finally``; not the two arms
+of an ``if``/``else``, and not after a branch that returned), and the payload's name was not
+rebound in between. Executing with a seen-id check (``if call["id"] in seen: continue``) or
+through ``ToolCallLedger`` makes the second execution skip the ids already run.
+
+**Unbounded loops.** A ``while`` loop that calls the model and executes tools (seed 003's
+model↔tool loop) is bounded when its test or an exit ``if`` in it compares a counter, a
+length or a deadline (``while steps < MAX_STEPS``, ``if turns >= LIMIT: break``), or when it
+dedups per turn (a seen-id check, ``TurnToolGuard.reserve``, ``ToolCallLedger``). Otherwise a
+model that keeps asking for the same tool keeps getting it executed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from .builder import dotted
+from .model import Call, Function, Loop, Model
+from .retries import _loop_targets, loop_iterable
+from .runs import (
+    BATCH_EXEC_RE, _comparison_parts, _last, _runtime_receiver, call_guarded, call_index, direct_run,
+    helper_runs, is_guard_call, is_model_call, is_seen_test, names_in, tool_execution,
+)
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+@dataclass(eq=False)
+class Site:
+    """Where a payload of tool calls is executed."""
+
+    call: Call  # the tool execution (or the helper call that executes the batch)
+    payload: str  # dotted text of what is executed: "msg.tool_calls", "last_message"
+    unit: "cst.CSTNode"  # the loop/comprehension or the call: one execution of the payload
+    report: "cst.CSTNode"  # where a replay of this site is reported
+    loop: Loop | None
+    what: str
+
+
+@dataclass(eq=False)
+class Replay:
+    first: Site
+    second: Site
+
+
+def _sites(model: Model) -> Iterator[Site]:
+    for call in model.calls:
+        what = tool_execution(model, call)
+        batch = False
+        if what is None:
+            helper = model.called_function(call)
+            if helper is None or helper is call.function or not _executes_tools(model, helper):
+                continue
+            what, batch = f"{helper.name}(...)", True
+        else:
+            batch = bool(BATCH_EXEC_RE.search(_last(call.method or call.func)))
+        args = _arg_names(call)
+        own = [lp for lp in call.loops if lp.function is call.function]
+        feeding = next((lp for lp in reversed(own) if _loop_targets(lp) & args), None)
+        if feeding is not None:
+            iterable = loop_iterable(feeding)
+            text = dotted(iterable) if iterable is not None else None
+            if text and "(" not in text and not _filtered(feeding):
+                report = feeding.node if type(feeding.node).__name__ == "For" else call.node
+                yield Site(call, text, feeding.node, report, feeding, what)
+            continue
+        if batch:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            if positional and positional[0].dotted and "(" not in positional[0].dotted:
+                yield Site(call, positional[0].dotted, call.node, call.node, None, what)
+
+
+def _arg_names(call: Call) -> set[str]:
+    out: set[str] = set()
+    for arg in call.args:
+        out |= names_in(arg.node)
+    return out
+
+
+def _filtered(loop: Loop) -> bool:
+    """A comprehension with ``if`` clauses executes a subset: two of them may partition."""
+    comp = getattr(loop.node, "for_in", None)
+    return bool(comp is not None and comp.ifs)
+
+
+def _executes_tools(model: Model, fn: Function) -> bool:
+    return any(r.kind == "tool" for r in helper_runs(model, fn))
+
+
+def _dedups(model: Model, fn: Function | None) -> bool:
+    """Does the executing function skip ids it has already run (seen set, ledger)?"""
+    if fn is None:
+        return False
+    if any(is_seen_test(t) for t in fn.exit_tests):
+        return True
+    for call in fn.calls:
+        if any(is_seen_test(t) for t in call.conditions) or is_guard_call(model, call) or _runtime_receiver(model, call):
+            return True
+    return False
+
+
+def _site_dedups(model: Model, site: Site) -> bool:
+    if call_guarded(model, site.call) or _dedups(model, site.call.function):
+        return True
+    helper = model.called_function(site.call)
+    return helper is not None and _dedups(model, helper)
+
+
+def _branch_of(site: Site) -> tuple[int, ...]:
+    branch = site.call.branch
+    if site.loop is not None and type(site.loop.node).__name__ == "For":
+        body = id(site.loop.node.body)  # type: ignore[attr-defined]
+        if body in branch:
+            branch = branch[: branch.index(body)]
+    return branch
+
+
+def _try_then_handler(first: Site, second: Site) -> bool:
+    """First in a ``try`` body, second in one of that ``try``'s handlers or its ``finally``."""
+    for frame in first.call.trys:
+        if frame.part != "body":
+            continue
+        handlers = getattr(frame.node, "handlers", ())
+        for other in second.call.trys:
+            if other.part == "except" and any(other.node is h for h in handlers):
+                return True
+            if other.part == "finally" and other.node is frame.node:
+                return True
+    return False
+
+
+def _can_follow(model: Model, first: Site, second: Site) -> bool:
+    if _try_then_handler(first, second):
+        return True
+    a, b = _branch_of(first), _branch_of(second)
+    shorter = min(len(a), len(b))
+    if a[:shorter] != b[:shorter]:
+        return False  # different arms of an if/else, or a try body and an unrelated handler
+    fn = first.call.function
+    exits = fn.exit_tests if fn is not None else []
+    own = [t for t in first.call.conditions if not any(t is u for u in second.call.conditions)]
+    return not any(any(t is e for e in exits) for t in own)
+
+
+def _rebound_between(model: Model, site: Site, first: Site, second: Site) -> bool:
+    head = site.payload.split(".")[0].split("[")[0]
+    lo, hi = call_index(model, first.call), call_index(model, second.call)
+    for b in model.bindings:
+        if b.function is first.call.function and b.target.split(".")[0] == head and lo < b.seq <= hi:
+            return True
+    return False
+
+
+def replays(model: Model) -> Iterator[Replay]:
+    sites = sorted(_sites(model), key=lambda s: call_index(model, s.call))
+    reported: set[int] = set()
+    for i, second in enumerate(sites):
+        for first in sites[:i]:
+            if first.unit is second.unit or first.payload != second.payload:
+                continue
+            if first.call.function is not second.call.function or id(second.unit) in reported:
+                continue
+            if not _can_follow(model, first, second) or _rebound_between(model, second, first, second):
+                continue
+            if _site_dedups(model, first) or _site_dedups(model, second):
+                continue
+            reported.add(id(second.unit))
+            yield Replay(first, second)
+            break
+
+
+# ----------------------------------------------------------------------------- DUP505
+
+CAP_WORDS = ("max", "limit", "cap", "budget", "step", "turn", "round", "iter", "count", "attempt", "deadline", "hop")
+
+
+def _is_cap(test: "cst.CSTNode") -> bool:
+    """``steps < MAX_STEPS``, ``turns >= LIMIT``, ``len(messages) > 40``, ``time.monotonic() < deadline``."""
+    for op, left, right in _comparison_parts(test):
+        if op in ("LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual"):
+            return True
+        if op in ("Equal", "NotEqual", "Is", "IsNot"):
+            for side in (left, right):
+                kind = type(side).__name__
+                if kind == "Integer":
+                    return True
+                text = (dotted(side) or "").rsplit(".", 1)[-1]
+                if text and (text.isupper() and len(text) > 1 or any(w in text.lower() for w in CAP_WORDS)):
+                    return True
+    return False
+
+
+@dataclass(eq=False)
+class ToolLoop:
+    loop: Loop
+    model_call: Call
+    execution: Call
+    what: str
+
+
+def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
+    for loop in model.loops:
+        if loop.kind != "while":
+            continue
+        test = getattr(loop.node, "test", None)
+        if test is not None and _is_cap(test):
+            continue
+        inside = [c for c in model.calls if loop in c.loops]
+        nested = [lp for lp in model.loops if lp is loop or loop in _enclosing(model, lp)]
+        if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
+            continue
+        model_call = next((c for c in inside if is_model_call(model, c)), None)
+        if model_call is None:
+            continue
+        execution = what = None
+        for call in inside:
+            run = direct_run(model, call)
+            if run is None or run.kind != "tool":
+                helper = model.called_function(call)
+                if helper is None or helper is call.function:
+                    continue
+                runs = [r for r in helper_runs(model, helper) if r.kind == "tool"]
+                if not runs or _dedups(model, helper):
+                    continue
+                execution, what = call, f"{runs[0].what} inside `{helper.name}()`"
+                break
+            if call_guarded(model, call):
+                continue
+            execution, what = call, run.what
+            break
+        if execution is None:
+            continue
+        if any(_dedups_call(model, c) for c in inside) or _dedups(model, loop.function):
+            continue
+        yield ToolLoop(loop, model_call, execution, what or "")
+
+
+def _enclosing(model: Model, inner: Loop) -> tuple[Loop, ...]:
+    """Loops enclosing ``inner``: those of any call inside ``inner`` minus ``inner`` itself."""
+    cache = getattr(model, "_dup5_loop_parents", None)
+    if cache is None:
+        cache = {}
+        for call in model.calls:
+            for i, lp in enumerate(call.loops):
+                cache.setdefault(id(lp), call.loops[:i])
+        model._dup5_loop_parents = cache  # type: ignore[attr-defined]
+    return cache.get(id(inner), ())
+
+
+def _dedups_call(model: Model, call: Call) -> bool:
+    """A per-turn dedup inside the loop: a seen-id condition, a guard call, a runtime guard."""
+    if any(is_seen_test(t) for t in call.conditions):
+        return True
+    if is_guard_call(model, call) or _runtime_receiver(model, call):
+        return True
+    return bool(re.search(r"reserve|should_skip|record_execution", call.method or ""))
