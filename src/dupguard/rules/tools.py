@@ -37,9 +37,11 @@ def duplicate_tool(model: Model, ctx: RuleContext) -> Iterable[Finding]:
 def duplicate_tool_name(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for clash in name_clashes(model):
         where = f" given to `{clash.consumer}`" if clash.consumer else ""
+        second = f" (`{clash.second_text}`)" if clash.second_text else ""
+        first = f"`{clash.first_text}`, " if clash.first_text else ""
         yield Finding(
             clash.second,
-            f"a second tool named \"{clash.name}\"{where} (the first is at line {ctx.line(clash.first)}): "
+            f"a second tool named \"{clash.name}\"{second}{where} (the first is {first}at line {ctx.line(clash.first)}): "
             "the model cannot tell the two apart and the framework keeps one or calls both; give each "
             "tool a unique name (`dupguard.runtime.dedupe_tools` keeps the first of each name)",
         )

@@ -1,0 +1,136 @@
+"""Event callbacks that execute tool calls (DUP403).
+
+A streaming client delivers the same tool call twice: once as it streams (deltas, a
+"tool call done" event) and once in the final assembled message or the catch-all event. When
+two callbacks of one handler each execute the tools they see, every tool runs twice (seed 001:
+"If you listen to both streaming deltas and final completion events, your handler may process
+tools on both paths"). This module groups callbacks (``on_*`` methods of one class, or
+module-level ``on_*`` functions), finds the calls in each that execute a tool call, and pairs
+callbacks that see the same tool call from two different events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from .lifetimes import has_membership_test, names_in
+from .model import Call, Function, Model
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+# Verbs that start the name of a function executing a tool (``call_tool``, ``execute_tool_call``,
+# ``maybe_process_tools``, ``dispatch_function``); the name must also mention a tool/function.
+EXEC_VERBS = ("call", "run", "execute", "exec", "dispatch", "invoke", "process", "handle", "perform", "apply")
+SKIP_WORDS = ("maybe", "a", "async", "do", "try", "safe", "safely")
+TOOL_WORDS = ("tool", "tools", "function", "functions", "action", "actions")
+# A bare dispatch verb executes a tool when its first argument is the tool call's name.
+BARE_VERBS = ("dispatch", "execute", "invoke", "call", "run", "run_tool", "handle")
+NAME_KEYS = ("name", "tool_name", "function_name")
+# Callback names: incremental (streaming) events, final events, and catch-all event hooks.
+STREAM_WORDS = ("delta", "token", "chunk", "partial", "stream", "progress", "created", "start")
+FINAL_WORDS = ("end", "complete", "completed", "done", "final", "finish", "finished", "stop", "result", "response")
+CATCH_ALL = {"on_event", "on_any_event", "on_stream_event", "on_message_event", "on_raw_event", "handle_event"}
+SEEN_WORDS = ("seen", "done", "executed", "processed", "handled", "dispatched", "ran")
+
+
+@dataclass(frozen=True)
+class ToolCallback:
+    function: Function
+    execution: Call  # the first call in it that executes a tool call
+    category: str  # "stream" | "final" | "any"
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in name.lower().strip("_").split("_") if w]
+
+
+def _category(name: str) -> str | None:
+    if name in CATCH_ALL:
+        return "any"
+    words = _words(name)[1:]  # drop "on"
+    if any(w in STREAM_WORDS for w in words):
+        return "stream"
+    if any(w in FINAL_WORDS for w in words):
+        return "final"
+    return None
+
+
+def _names_tool_call(node: "cst.CSTNode") -> bool:
+    """``block["name"]``, ``tc.function.name``, ``call.tool_name``: a tool call's name."""
+    import libcst as cst
+
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        value = getattr(getattr(index, "value", None), "evaluated_value", None)
+        return value in NAME_KEYS
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in NAME_KEYS
+    return False
+
+
+def executes_tool(call: Call) -> bool:
+    """Does this call execute a tool call (by the callee's name or by dispatching on a name)?"""
+    text = call.func or ""
+    if "[]" in text and any(w in text.lower() for w in ("tool", "function", "registry", "handlers")):
+        return True  # self.tools[name](**args)
+    last = text.rsplit(".", 1)[-1].replace("()", "")
+    words = _words(last)
+    while words and words[0] in SKIP_WORDS:
+        words = words[1:]
+    if words and words[0] in EXEC_VERBS and any(w in TOOL_WORDS for w in words[1:]):
+        return True
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if last in BARE_VERBS and len(call.args) >= 2 and positional and _names_tool_call(positional[0].node):
+        return True
+    receiver = (call.receiver or "").lower()
+    return bool(call.method in BARE_VERBS and any(w in receiver for w in ("tool", "executor", "dispatcher", "registry")))
+
+
+def _deduplicated(call: Call, fn: Function) -> bool:
+    """``if tc.id in self.seen: continue`` / ``if call_id not in done:`` around the execution."""
+    tests = list(call.conditions) + list(fn.exit_tests)
+    for test in tests:
+        if not has_membership_test(test):
+            continue
+        if any(any(w in n.lower() for w in SEEN_WORDS) or n.lower().endswith((".id", "_id", "ids")) for n in names_in(test)):
+            return True
+    return False
+
+
+def _execution(model: Model, fn: Function, depth: int = 0) -> Call | None:
+    for call in fn.calls:
+        if executes_tool(call) and not _deduplicated(call, fn):
+            return call
+        if depth == 0:
+            target = model.called_function(call)
+            if target is not None and target is not fn and _execution(model, target, 1) is not None:
+                return call
+    return None
+
+
+def tool_callbacks(model: Model) -> Iterator[list[ToolCallback]]:
+    """Per class (or the module's top level): callbacks that execute tool calls, in source order."""
+    groups: dict[str | None, list[ToolCallback]] = {}
+    for fn in model.functions:
+        if fn.parent is not None or not fn.name.startswith(("on_", "handle_event")):
+            continue
+        category = _category(fn.name)
+        if category is None:
+            continue
+        execution = _execution(model, fn)
+        if execution is not None:
+            groups.setdefault(fn.class_name, []).append(ToolCallback(fn, execution, category))
+    yield from (group for group in groups.values() if len(group) > 1)
+
+
+def double_executions(model: Model) -> Iterator[tuple[ToolCallback, ToolCallback]]:
+    """(earlier, later) callbacks of one handler that both execute the tool calls they see,
+    fed by two different events (a streaming one and a final one, or a catch-all)."""
+    for group in tool_callbacks(model):
+        for i, later in enumerate(group):
+            for earlier in group[:i]:
+                if earlier.category != later.category or "any" in (earlier.category, later.category):
+                    yield earlier, later
+                    break

@@ -1,0 +1,230 @@
+"""Registrations: calls that attach a callback, hook, reply function or tool to a target.
+
+Which methods register is catalog data (``Catalog.registrations``: ``add_handler``,
+``register_reply``, ``add_callback``…). This module finds those calls, works out the target
+each one mutates (the receiver, the ``caller=``/``executor=`` agents of AutoGen's
+``register_function``, or the framework's global state for ``set_global_handler``) and the
+handler it attaches, and answers the two questions behind DUP401 and DUP402: is a registration
+made per call on a long-lived target, and is one registration repeated on the same target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from .catalog import Kind, Registration
+from .lifetimes import PerCall, code_of, is_guarded, lifetime, bound_outside, per_call, removed_in_scope
+from .model import Call, Model
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+# Keyword arguments that carry the handler, per registration style.
+HANDLER_KWARGS = ("handler", "hook", "reply_func", "callback", "f", "func", "function", "processor",
+                  "filter", "tool", "event_handler", "span_handler")
+# ``autogen.register_function(f, caller=a, executor=b)`` registers on the agents it is given.
+TARGET_KWARGS = ("caller", "executor", "agent")
+# Targets on which registering the same object again is a no-op, by the catalog entry's
+# framework: LangChain's BaseCallbackManager.add_handler skips a handler already in
+# ``self.handlers`` (langchain_core/callbacks/base.py), so only a *new* instance accumulates.
+SAME_OBJECT_DEDUPED = {("add_handler", "langchain_core"), ("add_handler", "langchain")}
+
+
+@dataclass(eq=False)
+class Site:
+    """One registration call."""
+
+    call: Call
+    registration: Registration
+    targets: tuple[str, ...]  # dotted text of what it mutates; "" for framework-global state
+    handler: str  # source text of the handler argument (for messages)
+    handler_node: "cst.CSTNode | None"
+
+    @property
+    def method(self) -> str:
+        return self.registration.method
+
+
+def _imported_tops(model: Model) -> set[str]:
+    return {q.split(".")[0] for q in model.imports.values()}
+
+
+def _framework_imported(model: Model, reg: Registration) -> bool:
+    """Is the registration's framework imported here? (``add_callback`` is also tornado's
+    IOLoop scheduling call: without a Strands import it is not a hook registration.)"""
+    tops = _imported_tops(model)
+    for token in reg.framework.replace(";", ",").split(","):
+        token = token.strip()
+        if not token:
+            continue
+        stem, tail = token.split("_")[0], token.split("_")[-1]
+        if token in tops or any(top in (stem, tail) or top.split("_")[0] == stem for top in tops):
+            return True
+    return False
+
+
+def _receiver_class(model: Model, call: Call) -> str | None:
+    """Qualified class of the receiver object when a binding or import says what it is."""
+    if not call.receiver:
+        return None
+    resolved = model.resolve(call.receiver.replace("()", "").replace("[]", ""))
+    if resolved:
+        return resolved
+    head = call.receiver.split(".")[0]
+    if "." in call.receiver or "(" in head or "[" in head:
+        return None
+    binding = model.local_binding(head, call.function)
+    if binding is None or binding.value_call is None:
+        return None
+    _, entry = model.kind_of_expr_call(binding.value_call)
+    if entry is not None:
+        return entry.names[0]
+    return binding.value_call.callee
+
+
+def _matches_receivers(model: Model, call: Call, reg: Registration) -> bool:
+    if not reg.receivers:
+        if not call.receiver and call.callee:
+            # an imported function (``from agents import add_trace_processor``): the import says
+            # which framework it is
+            return call.callee.split(".")[0] in {n.split(".")[0] for n in model.catalog.by_name}
+        return _framework_imported(model, reg)
+    candidates = [call.callee or ""] if not call.receiver else [_receiver_class(model, call) or ""]
+    if call.receiver and call.callee:
+        candidates.append(call.callee)
+    return any(
+        c == hint or c.startswith(hint + ".") for c in candidates if c for hint in reg.receivers
+    )
+
+
+def _handler(call: Call) -> "tuple[str, cst.CSTNode | None]":
+    for name in HANDLER_KWARGS:
+        arg = call.kw(name)
+        if arg is not None:
+            return code_of(arg.node), arg.node
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if positional:
+        node = positional[-1].node
+        return code_of(node), node
+    return code_of(call.node), None
+
+
+def sites(model: Model) -> list[Site]:
+    cached = getattr(model, "_dg_registrations", None)
+    if cached is not None:
+        return cached
+    out: list[Site] = []
+    regs = model.catalog.registrations
+    for call in model.calls:
+        name = call.method or (call.func or "").rsplit(".", 1)[-1]
+        reg = regs.get(name) if name else None
+        if reg is None or not _matches_receivers(model, call, reg):
+            continue
+        if call.receiver:
+            targets: tuple[str, ...] = (call.receiver,)
+        elif call.callee is None:
+            continue  # a local function that happens to share the name
+        else:
+            given = tuple(a.dotted for k in TARGET_KWARGS if (a := call.kw(k)) is not None and a.dotted)
+            targets = given or ("",)
+        handler, node = _handler(call)
+        out.append(Site(call, reg, targets, handler, node))
+    model._dg_registrations = out  # type: ignore[attr-defined]
+    return out
+
+
+# ---------------------------------------------------------------------- DUP401
+
+
+@dataclass(frozen=True)
+class PerCallRegistration:
+    site: Site
+    target: str  # "" = the framework's global state
+    why: PerCall
+    lifetime: str
+
+
+def per_call_registrations(model: Model) -> Iterator[PerCallRegistration]:
+    """Registrations on a long-lived target made by code that runs per request/job/turn."""
+    for site in sites(model):
+        call = site.call
+        why = per_call(model, call)
+        if why is None:
+            continue
+        for target in site.targets:
+            life = "global" if target == "" else lifetime(model, target, call)
+            if life == "local" and why.loop is not None and bound_outside(model, target, call, why.loop):
+                life = "loop-invariant"
+            if life in (None, "local"):
+                continue
+            if is_guarded(model, call, target, site.handler) or removed_in_scope(model, call, target):
+                continue
+            yield PerCallRegistration(site, target, why, life)
+            break
+
+
+# ---------------------------------------------------------------------- DUP402
+
+
+def _same_object(model: Model, first: Call, second: Call, text: str) -> bool:
+    """``text`` names the same object at both calls: no rebinding of its head in between."""
+    head = text.replace("()", "").replace("[]", "").split(".")[0]
+    if not head:
+        return False
+    lo, hi = model.calls.index(first), model.calls.index(second)
+    for b in model.bindings:
+        if b.target.split(".")[0] == head or b.target == text:
+            if lo < b.seq <= hi:
+                return False
+    return True
+
+
+def _on_path(first: Call, second: Call) -> bool:
+    """Whenever ``second`` runs, ``first`` ran before it in the same scope: same function,
+    ``first``'s block encloses ``second``'s (not an ``if``/``else`` or ``try``/``except`` sibling)."""
+    if first.function is not second.function or first.in_main != second.in_main:
+        return False
+    n = len(first.branch)
+    return second.branch[:n] == first.branch and first.node is not second.node
+
+
+def _deduped_by_target(model: Model, site: Site) -> bool:
+    if site.handler_node is None or "(" in site.handler:
+        return False
+    cls = _receiver_class(model, site.call)
+    entry = model.catalog.lookup(cls) if cls else None
+    if entry is None or entry.kind is not Kind.CALLBACKS:
+        return False
+    return (site.method, entry.framework) in SAME_OBJECT_DEDUPED
+
+
+def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
+    """(first, second): the same registration call (same target, handler and arguments)
+    made twice on one path through one scope, with the target not rebound in between."""
+    all_sites = sites(model)
+    for i, second in enumerate(all_sites):
+        for first in all_sites[:i]:
+            if first.method != second.method or not first.call.node.deep_equals(second.call.node):
+                continue
+            if not _on_path(first.call, second.call):
+                continue
+            texts = [t for t in second.targets if t] + [a.dotted for a in second.call.args if a.dotted]
+            if not all(_same_object(model, first.call, second.call, t) for t in texts):
+                continue
+            if any(removed_in_scope_between(model, first.call, second.call, t) for t in second.targets if t):
+                continue
+            if _deduped_by_target(model, second):
+                continue
+            yield first, second
+            break
+
+
+def removed_in_scope_between(model: Model, first: Call, second: Call, target: str) -> bool:
+    lo, hi = model.calls.index(first), model.calls.index(second)
+    for call in model.calls[lo + 1:hi]:
+        if call.receiver == target and call.method and call.method.startswith(
+            ("remove", "unregister", "clear", "reset", "deregister")
+        ):
+            return True
+    return False

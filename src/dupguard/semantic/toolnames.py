@@ -1,0 +1,230 @@
+"""Tool names (DUP302) and long-lived tool lists (DUP303).
+
+A model calls tools by name. Two *different* tool objects with one name in the same tool set
+make the framework either keep one silently, overwrite its function map, or show the model two
+tools it cannot tell apart, so the model retries or calls "both" (seed 000: "conflicting
+metadata"). A name counts only when it is certain: a literal given to the name argument the
+catalog names for the constructor (``name_kwargs``: ``FunctionTool.from_defaults(name=...)``,
+``function_tool(name_override=...)``, ``Tool("search", ...)``), or the function name of a
+``def`` decorated by a catalog tool decorator with no explicit name.
+
+DUP303's question is different: is a tool list that outlives a request (module level, a class
+attribute, the single instance's ``self.tools``) grown by code that runs per call?
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from .catalog import Kind
+from .lifetimes import PerCall, is_guarded, lifetime, module_instances, per_call
+from .model import Binding, Call, Function, Model
+from .toolsets import tool_sets
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+LIST_MUTATORS = {"append", "extend", "insert", "__iadd__"}
+TOOL_LIST_KWARGS = ("tools", "functions", "toolkits")
+
+
+def _string(node: "cst.CSTNode | None") -> str | None:
+    value = getattr(node, "evaluated_value", None)
+    return value if isinstance(value, str) and value else None
+
+
+def _explicit_name(model: Model, call: Call) -> str | None:
+    entry = model.entry_for_call(call)
+    if entry is None or entry.kind is not Kind.TOOL:
+        return None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for key in entry.name_kwargs:
+        if key.isdigit():
+            arg = positional[int(key)] if len(positional) > int(key) else None
+        else:
+            arg = call.kw(key)
+        name = _string(arg.node) if arg is not None else None
+        if name is not None:
+            return name
+    return None
+
+
+def _decorated_tool(model: Model, fn: Function) -> str | None:
+    """The name a catalog tool decorator gives ``def fn``: its explicit name, else ``fn.name``."""
+    for dec in fn.decorators:
+        if dec.callee is None:
+            continue
+        entry = model.catalog.lookup(dec.callee)
+        if entry is None or entry.kind is not Kind.TOOL:
+            continue
+        if dec.call is not None:
+            return _explicit_name(model, dec.call) or fn.name
+        return fn.name
+    return None
+
+
+def tool_name(model: Model, node: "cst.CSTNode", scope: Function | None, depth: int = 0) -> str | None:
+    """The certain name of the tool that the expression ``node`` evaluates to, if any."""
+    import libcst as cst
+
+    call = model.call_for_node(node)
+    if call is not None:
+        return _explicit_name(model, call)
+    if isinstance(node, cst.Name) and depth < 3:
+        binding = model.local_binding(node.value, scope)
+        if binding is not None:
+            if binding.value_call is not None:
+                return _explicit_name(model, binding.value_call)
+            return None
+        fn = model.function_named(node.value)
+        if fn is not None and (scope is None or node.value not in scope.local_names):
+            return _decorated_tool(model, fn)
+    return None
+
+
+@dataclass(frozen=True)
+class NameClash:
+    name: str
+    first: "cst.CSTNode"
+    second: "cst.CSTNode"
+    consumer: str | None  # the agent call that receives both, when known
+    first_text: str | None = None  # dotted text of the elements, when they are names
+    second_text: str | None = None
+
+
+def name_clashes(model: Model) -> Iterator[NameClash]:
+    """Second tools whose certain name is already used in the same tool set (an agent's tools,
+    or a list literal of tools), when the two are different objects (same object = DUP301)."""
+    reported: set[int] = set()
+    groups: list[tuple[list[tuple[str | None, "cst.CSTNode"]], Function | None, str | None]] = []
+    for tool_set in tool_sets(model):
+        groups.append((tool_set.elements, tool_set.consumer.function, tool_set.consumer.func))
+    for literal in model.lists.values():
+        scope = _scope_of_list(model, literal.node)
+        groups.append((list(literal.elements), scope, None))
+    for elements, scope, consumer in groups:
+        seen: dict[str, tuple[str | None, "cst.CSTNode"]] = {}
+        for text, node in elements:
+            name = tool_name(model, node, scope)
+            if name is None:
+                continue
+            if name in seen:
+                first_text, first_node = seen[name]
+                same_object = text is not None and text == first_text and "(" not in text
+                if not same_object and id(node) not in reported:
+                    reported.add(id(node))
+                    yield NameClash(name, first_node, node, consumer, first_text, text)
+            else:
+                seen[name] = (text, node)
+
+
+def _scope_of_list(model: Model, node: "cst.CSTNode") -> Function | None:
+    """The function a list literal is written in (via a call or binding that holds it)."""
+    for b in model.bindings:
+        if b.value is node:
+            return b.function
+    for call in model.calls:
+        if any(a.node is node for a in call.args):
+            return call.function
+    return None
+
+
+# ---------------------------------------------------------------------- DUP303
+
+
+@dataclass(frozen=True)
+class ToolList:
+    label: str  # "TOOLS", "self.tools", "Service.tools"
+    binding: Binding
+
+
+def _is_list_value(model: Model, binding: Binding) -> bool:
+    import libcst as cst
+
+    value = binding.value
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return True
+    call = binding.value_call
+    return call is not None and call.func == "list"
+
+
+def _given_as_tools(model: Model, text: str) -> bool:
+    for call in model.calls:
+        for key in TOOL_LIST_KWARGS:
+            arg = call.kw(key)
+            if arg is not None and arg.dotted == text:
+                return True
+    return False
+
+
+def _holds_tools(model: Model, binding: Binding) -> bool:
+    literal = model.lists.get(id(binding.value))
+    if literal is None:
+        return False
+    for _, node in literal.elements:
+        call = model.call_for_node(node)
+        if call is not None:
+            kind, _ = model.kind_of_expr_call(call)
+            if kind is Kind.TOOL:
+                return True
+    return False
+
+
+def long_lived_tool_lists(model: Model) -> list[ToolList]:
+    out = []
+    singletons = module_instances(model)
+    for b in model.bindings:
+        if b.in_main or not _is_list_value(model, b):
+            continue
+        label = None
+        if b.scope == "module":
+            label = b.target
+        elif b.scope == "class":
+            label = f"{b.class_name}.{b.target}"
+        elif b.scope == "function" and b.target.startswith("self.") and b.function is not None \
+                and b.function.name == "__init__" and b.class_name in singletons:
+            label = b.target
+        if label is None:
+            continue
+        name = b.target.rsplit(".", 1)[-1]
+        if "tool" in name.lower() or _given_as_tools(model, b.target) or _holds_tools(model, b):
+            out.append(ToolList(label, b))
+    return out
+
+
+def _refers_to(model: Model, tool_list: ToolList, call: Call) -> bool:
+    b = tool_list.binding
+    receiver = call.receiver or ""
+    fn = call.function
+    if b.scope == "module":
+        return receiver == b.target and lifetime(model, receiver, call) == "module"
+    if b.scope == "class":
+        return receiver == tool_list.label or (
+            receiver == f"self.{b.target}" and fn is not None and fn.class_name == b.class_name
+        )
+    return receiver == b.target and fn is not None and fn.class_name == b.class_name and fn.name != "__init__"
+
+
+@dataclass(frozen=True)
+class ToolListGrowth:
+    tool_list: ToolList
+    call: Call
+    why: PerCall
+
+
+def growing_tool_lists(model: Model) -> Iterator[ToolListGrowth]:
+    lists = long_lived_tool_lists(model)
+    if not lists:
+        return
+    for call in model.calls:
+        if call.method not in LIST_MUTATORS or not call.args:
+            continue
+        for tool_list in lists:
+            if not _refers_to(model, tool_list, call):
+                continue
+            why = per_call(model, call)
+            if why is None or is_guarded(model, call, tool_list.binding.target):
+                continue
+            yield ToolListGrowth(tool_list, call, why)
+            break
