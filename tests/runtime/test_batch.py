@@ -46,22 +46,20 @@ def test_results_in_request_order_whatever_the_completion_order(seed):
 
 def test_sync_execute_runs_in_threads_and_keeps_order():
     threads = set()
+    all_running = threading.Barrier(4)  # passes only if the four calls run at the same time
+    finished = []
 
     def execute(call):
         threads.add(threading.get_ident())
-        time.sleep(0.2 - 0.05 * call.arguments["i"])  # later calls finish first
+        all_running.wait(timeout=10)
+        time.sleep(0.01 * (4 - call.arguments["i"]))  # later calls finish first
+        finished.append(call.arguments["i"])
         return call.arguments["i"] * 2
 
-    async def main():
-        clock = TurnClock("s")
-        started = time.monotonic()
-        results = await run_batch([openai_call(i, i=i) for i in range(4)], execute, clock=clock)
-        return results, time.monotonic() - started
-
-    results, elapsed = asyncio.run(main())
-    assert [r.value for r in results] == [0, 2, 4, 6]
-    assert threading.get_ident() not in threads and len(threads) >= 2
-    assert elapsed < 0.45  # concurrent: sequential would take 0.2+0.15+0.1+0.05 = 0.5 s
+    results = asyncio.run(run_batch([openai_call(i, i=i) for i in range(4)], execute, clock=TurnClock("s")))
+    assert [r.value for r in results] == [0, 2, 4, 6] and all(r.ok for r in results)
+    assert threading.get_ident() not in threads and len(threads) == 4
+    assert sorted(finished) == [0, 1, 2, 3]
 
 
 def test_call_shapes_and_errors_are_results():
@@ -258,4 +256,6 @@ def test_cancelled_run_batch_orphans_whatever_arrives_later():
         await asyncio.sleep(0.1)
 
     asyncio.run(main())
-    assert [(o.value, o.why) for o in clock.orphans()] == [("after cancel", "late")]
+    # "late" when the tool finished after the cancellation was handled, "abandoned" when it
+    # delivered first (a loaded machine may run it before run_batch sees the cancellation)
+    assert [(o.value, o.why in ("late", "abandoned")) for o in clock.orphans()] == [("after cancel", True)]

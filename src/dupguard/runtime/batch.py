@@ -78,7 +78,8 @@ class ToolResult:
 class Orphan:
     """A result that was kept out of every returned batch. ``why`` is ``"late"`` (arrived
     after its batch committed), ``"stale"`` (its batch's turn was over at commit),
-    ``"unknown"`` (no such call in the batch) or ``"duplicate"`` (a second result for a call)."""
+    ``"abandoned"`` (its batch was given up, e.g. ``run_batch`` was cancelled), ``"unknown"``
+    (no such call in the batch) or ``"duplicate"`` (a second result for a call)."""
 
     turn: int
     call_id: str
@@ -193,22 +194,27 @@ class ToolBatch:
         self._lock = threading.Lock()
         self._committed = False
         self._futures: dict[str, concurrent.futures.Future] = {}
-        self._unique: list[ToolCall] = []
+        self._by_id: dict[str, ToolCall] = {}
         for call in self.calls:
-            if call.id in self._futures:
-                first = next(c for c in self._unique if c.id == call.id)
+            first = self._by_id.get(call.id)
+            if first is not None:
                 if first.name != call.name or first.arguments != call.arguments:
                     raise ToolCallIdReused(
                         f"tool call id {call.id!r} appears twice in one batch with different calls"
                     )
                 continue
             self._futures[call.id] = concurrent.futures.Future()
-            self._unique.append(call)
+            self._by_id[call.id] = call
 
     @property
     def unique_calls(self) -> list[ToolCall]:
         """The calls to execute: one per distinct id, in first-seen order."""
-        return list(self._unique)
+        return list(self._by_id.values())
+
+    def _orphan(self, call_id: str, value: Any, error: Optional[BaseException], why: str) -> None:
+        call = self._by_id.get(call_id)
+        name = call.name if call is not None else None
+        self.clock._orphan(Orphan(self.turn, call_id, name, value, error, why, time.time()))
 
     @property
     def committed(self) -> bool:
@@ -229,8 +235,7 @@ class ToolBatch:
             else:
                 future.set_result(ToolResult(call_id, value, error))
                 return True
-        name = next((c.name for c in self._unique if c.id == call_id), None)
-        self.clock._orphan(Orphan(self.turn, call_id, name, value, error, why, time.time()))
+        self._orphan(call_id, value, error, why)
         return False
 
     def wait(self, timeout: Optional[float] = None) -> bool:
@@ -245,6 +250,17 @@ class ToolBatch:
             return True
         done, pending = await asyncio.wait(futures, timeout=timeout)
         return not pending
+
+    def abandon(self) -> None:
+        """Close the batch without returning anything (the caller gave up on this turn):
+        results delivered so far and any that arrive later go to the orphan buffer."""
+        with self._lock:
+            if self._committed:
+                return
+            self._committed = True
+            delivered = [f.result() for f in self._futures.values() if f.done()]
+        for result in delivered:
+            self._orphan(result.call_id, result.value, result.error, "abandoned")
 
     def commit(self) -> list[ToolResult]:
         """Close the batch and return one result per call in request order.
@@ -262,10 +278,7 @@ class ToolBatch:
                     results[call_id] = future.result()
         if stale:
             for call_id, result in results.items():
-                name = next((c.name for c in self._unique if c.id == call_id), None)
-                self.clock._orphan(
-                    Orphan(self.turn, call_id, name, result.value, result.error, "stale", time.time())
-                )
+                self._orphan(call_id, result.value, result.error, "stale")
             raise StaleBatchError(
                 f"batch from turn {self.turn} of {self.clock.scope!r} committed during turn "
                 f"{self.clock.turn}; its results were moved to the orphan buffer"
@@ -274,7 +287,8 @@ class ToolBatch:
         for call in self.calls:
             result = results.get(call.id)
             if result is None:
-                result = ToolResult(call.id, None, TimeoutError(f"tool {call.name!r} did not finish in time"))
+                error = TimeoutError(f"tool {call.name!r} did not finish in time")
+                result = ToolResult(call.id, None, error)
             out.append(result)
         return out
 
@@ -339,10 +353,9 @@ async def run_batch(
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
     except BaseException:
-        # run_batch itself was cancelled: close the batch so that whatever the still-running
-        # tools return is orphaned, and let them finish in the background
-        with batch._lock:
-            batch._committed = True
+        # run_batch itself was cancelled: close the batch so that whatever the tools returned
+        # or still return is orphaned, and let the running ones finish in the background
+        batch.abandon()
         pending = {t for t in tasks if not t.done()}
         raise
     finally:
