@@ -92,6 +92,11 @@ def test_call_shapes_and_errors_are_results():
     assert "d" not in seen  # invalid arguments never reach the tool
 
 
+def test_responses_api_items_answer_to_call_id():
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "echo", "arguments": "{}"}
+    assert parse_call(item).id == "call_1"  # function_call_output must reference call_id
+
+
 def test_parse_call_rejects_calls_without_id_or_name():
     with pytest.raises(ValueError):
         parse_call({"name": "x"})

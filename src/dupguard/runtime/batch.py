@@ -26,14 +26,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from .errors import StaleBatchError, ToolCallIdReused
 
 __all__ = ["TurnClock", "ToolCall", "ToolResult", "Orphan", "ToolBatch", "run_batch", "parse_call"]
-
-_MISSING = object()
-
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -144,29 +141,21 @@ class TurnClock:
         return f"<TurnClock {self.scope!r} turn={self._turn} orphans={len(self._orphans)}>"
 
 
-def _get(obj: Any, name: str, default: Any = _MISSING) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 def parse_call(call: Any) -> ToolCall:
-    """Normalise one tool call: a mapping or object with ``id``, ``name``, ``arguments``;
-    OpenAI chat ``{"id", "function": {"name", "arguments"}}`` (arguments as a JSON string);
-    the Responses API's ``call_id``; Anthropic's ``tool_use`` blocks (``input``)."""
-    call_id = _get(call, "id", None) or _get(call, "call_id", None)
-    function = _get(call, "function", None)
-    source = function if function is not None and not callable(function) else call
-    name = _get(source, "name", None)
-    arguments = _get(source, "arguments", _MISSING)
-    if arguments is _MISSING:
-        arguments = _get(call, "input", _MISSING)
-    if arguments is _MISSING or arguments is None:
+    """Normalise one tool call, in any shape :func:`~dupguard.runtime.ledger.tool_call_parts`
+    reads: a mapping or object with ``id``, ``name``, ``arguments``; OpenAI chat
+    ``{"id", "function": {"name", "arguments"}}`` (arguments as a JSON string); the Responses
+    API's ``call_id``; Anthropic's ``tool_use`` blocks (``input``)."""
+    from .ledger import tool_call_parts  # the one parser of call shapes in the runtime
+
+    try:
+        call_id, name, arguments = tool_call_parts(call)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    if not call_id or not name:
+        raise ValueError(f"tool call without an id or a name: {call!r}")
+    if arguments is None:
         arguments = {}
-    if not call_id or not isinstance(call_id, str):
-        raise ValueError(f"tool call without a string id: {call!r}")
-    if not name or not isinstance(name, str):
-        raise ValueError(f"tool call {call_id!r} without a name")
     error = None
     if isinstance(arguments, (str, bytes)):
         try:
