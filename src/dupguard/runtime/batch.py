@@ -32,6 +32,7 @@ from .errors import StaleBatchError, ToolCallIdReused
 
 __all__ = ["TurnClock", "ToolCall", "ToolResult", "Orphan", "ToolBatch", "run_batch", "parse_call"]
 
+
 @dataclass(frozen=True)
 class ToolCall:
     """One requested call, normalised. ``arguments`` is the parsed mapping (or the raw value
