@@ -25,7 +25,11 @@ from llama_index.core.tools import FunctionTool  # noqa: E402
 from dupguard.runtime import ConcurrentInvocationError, InvocationGuard  # noqa: E402
 from dupguard.runtime.adapters.llamaindex import LlamaIndexGuard  # noqa: E402
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [
+    pytest.mark.timeout(30),
+    # LlamaIndex's workflow step discovery runs inspect.getmembers over pydantic models
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
+]
 
 
 def call(tool_id: str, **kwargs) -> ToolSelection:
