@@ -15,3 +15,10 @@ def record(chat_history: list, reply: dict) -> None:
     chat_history.append(reply)
     print("stored", reply)
     chat_history.append(reply)  # error: DUP503
+
+
+def audit_trail(messages: list, msg: dict, restarted: bool) -> None:
+    messages.append(msg)
+    if restarted:
+        print("restart recorded")
+        messages.append(msg)  # error: DUP503

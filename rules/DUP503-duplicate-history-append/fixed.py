@@ -13,3 +13,9 @@ def turn(messages: list, prompt: str) -> list:
 def record(chat_history: list, reply: dict) -> None:
     chat_history.append(reply)
     print("stored", reply)
+
+
+def audit_trail(messages: list, msg: dict, restarted: bool) -> None:
+    messages.append(msg)
+    if restarted:
+        print("restart recorded")

@@ -28,3 +28,10 @@ def branches(messages: list, reply: dict, ok: bool) -> None:
 def not_a_history(ids: list, item: int) -> None:
     ids.append(item)
     ids.append(item)
+
+
+def rebound_in_branch(messages: list, msg: dict, retry: bool) -> None:
+    messages.append(msg)
+    if retry:
+        msg = {"role": "user", "content": "try again"}
+        messages.append(msg)

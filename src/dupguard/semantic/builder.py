@@ -416,6 +416,7 @@ class ModelBuilder(cst.CSTVisitor):
             in_main=bool(self._main_ifs),
             awaited=id(node) in self._awaited,
             conditions=tuple(self._conds),
+            path=tuple((frame[0], frame[2]) for frame in self._suites),
         )
         self._calls.append(call)
         self._call_index[id(node)] = call
@@ -433,6 +434,14 @@ class ModelBuilder(cst.CSTVisitor):
                 statement=self._statements[-1] if self._statements else value,
                 call=self._calls[-1] if self._calls else None, in_main=bool(self._main_ifs),
             ))
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        for element in node.elements:
+            if (
+                isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+                and isinstance(element.value, cst.SimpleString) and element.key.evaluated_value == "role"
+            ):
+                self.model.dict_roles[id(node)] = str(element.value.evaluated_value)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if isinstance(node.key, cst.SimpleString):

@@ -70,6 +70,9 @@ class Call:
     awaited: bool = False
     # tests of the enclosing ``if`` bodies, outermost first (guards such as ``h not in cm.handlers``)
     conditions: tuple["cst.BaseExpression", ...] = ()
+    # (suite id, statement index) at every nesting level, outermost first: statement order
+    # between calls in different suites
+    path: tuple[tuple[int, int], ...] = ()
 
     def kw(self, name: str) -> Arg | None:
         for arg in self.args:
@@ -158,6 +161,7 @@ class Model:
     loops: list[Loop] = field(default_factory=list)
     lists: dict[int, ListLiteral] = field(default_factory=dict)  # id(cst.List) → literal
     constant_keys: list[ConstantKey] = field(default_factory=list)
+    dict_roles: dict[int, str] = field(default_factory=dict)  # id(cst.Dict) → its literal "role"
     is_streamlit: bool = False
     imports_django: bool = False
     # qualified names of the user's idempotency checks (``extend-idempotency-guards``)

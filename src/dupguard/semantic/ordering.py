@@ -22,6 +22,21 @@ def _history_append(model: Model, call: Call) -> bool:
         looks_like_history(model, call.receiver or "", call)
 
 
+TOOL_MESSAGE_CLASSES = ("ToolMessage", "FunctionMessage", "ToolResultBlockParam", "FunctionExecutionResult")
+
+
+def _appends_tool_message(model: Model, call: Call) -> bool:
+    """The appended value is a tool result message: a ``ToolMessage(...)``-like constructor
+    or a ``{"role": "tool", ...}`` dict (whatever the list is called)."""
+    if not call.args:
+        return False
+    node = call.args[-1].node
+    inner = model.call_for_node(node)
+    if inner is not None:
+        return (inner.func or "").rsplit(".", 1)[-1] in TOOL_MESSAGE_CLASSES
+    return model.dict_roles.get(id(node)) == "tool"
+
+
 def _task_functions(model: Model) -> dict[int, Function]:
     tasks: dict[int, Function] = {}
     for fan in model.calls:
@@ -44,13 +59,15 @@ def unordered_writes(model: Model) -> Iterator[tuple[Call, str]]:
     """(append call, why) for history writes whose order is completion order."""
     tasks = _task_functions(model)
     for call in model.calls:
-        if not _history_append(model, call):
+        if call.method not in APPEND_METHODS | {"extend", "insert"} or not call.receiver:
             continue
-        if any(loop.kind == "for" and loop.iter_callee in COMPLETION_ORDER for loop in call.loops):
+        if any(loop.kind == "for" and loop.iter_callee in COMPLETION_ORDER for loop in call.loops) and (
+            _history_append(model, call) or _appends_tool_message(model, call)
+        ):
             yield call, "in completion order (a loop over `as_completed`)"
             continue
         fn = call.function
-        if fn is not None and id(fn) in tasks:
+        if fn is not None and id(fn) in tasks and _history_append(model, call):
             receiver = (call.receiver or "").split(".")[0]
             local = model.local_binding(receiver, fn)
             owned = local is not None and local.function is fn

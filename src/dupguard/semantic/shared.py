@@ -146,7 +146,7 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
             return True
         if "." in text or "(" in text:
             return False
-        local = model.local_binding(text, fn) if fn is not None else None
+        local = model.local_binding(text, fn)  # module level too: ``agent = load_agent()`` in Streamlit
         if local is not None and local.value_call is not None and local.value_call.func == factory:
             return True
         if fn is not None and text in fn.params:

@@ -64,6 +64,9 @@ def _expand(model: Model, node, consumer: Call, cst, depth: int) -> list:
             # a call builds a new object each time: two make_tool() are two tools
             out.append((text if text and "()" not in text else None, element))
         return out
+    call = model.call_for_node(node) if isinstance(node, cst.Call) else None
+    if call is not None and call.func in ("list", "tuple") and len(call.args) == 1:
+        return _expand(model, call.args[0].node, consumer, cst, depth + 1)  # a copy: list(TOOLS)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return _expand(model, node.left, consumer, cst, depth + 1) + _expand(model, node.right, consumer, cst, depth + 1)
     if isinstance(node, cst.Name):
