@@ -232,3 +232,25 @@ async def test_failing_tool_is_not_hammered_in_a_turn_but_may_run_again_when_ret
     retry = client(calls(("f1", "bob")), "gave up again")
     await guard.protect(make_agent(retry, tools)).run(task="email bob")
     assert effects.count == 2
+
+
+async def test_two_workers_handling_the_same_message_run_its_tool_call_once(effects):
+    """Seed 001, cause 2: two workers pick up the same job at once (no lease on the queue).
+    Each has its own agent and guard, but they share the ledger store and scope: the call id
+    runs once, the second worker waits for it and gets the recorded result."""
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
+
+    store = MemoryBackend()  # stands for the shared SQLite/Redis store
+    models, runs = [], []
+    for _ in range(2):
+        guard = AutoGenGuard(ledger=ToolCallLedger(store, scope="job-7"))
+        model = client(calls(("j1", "bob")), "done")
+        models.append(model)
+        agent = guard.protect(make_agent(model, guard.tools([make_tool(effects, delay=0.1)])))
+        runs.append(agent.run(task="email bob"))
+    await asyncio.gather(*runs)
+    assert effects.count == 1
+    seen = [results_seen(m, 1)[0].content for m in models]
+    ran = [text for text in seen if text == "sent email #1 to bob"]
+    waited = [text for text in seen if "already executed" in text and "sent email #1 to bob" in text]
+    assert len(ran) == 1 and len(waited) == 1

@@ -202,3 +202,24 @@ async def test_throw_mode_fails_the_second_run_fast(effects):
     assert str(await first) == "done bob"
     assert conversation(memory) == expected_turn("email bob", "bob", 1)
     assert effects.count == 1
+
+
+def test_sync_calls_outside_a_run_share_the_ambient_turn(effects):
+    """Called directly (``tool(...)``/``tool.call``), a guarded tool uses the guard's ambient
+    turn guard; ``new_round()`` starts a new turn."""
+
+    def lookup(order: int) -> str:
+        """Look an order up."""
+        return f"order {order}: #{effects.record(order=order)}"
+
+    guard = LlamaIndexGuard()
+    (tool,) = guard.tools([lookup])
+    assert isinstance(tool, FunctionTool) and tool.metadata.name == "lookup"
+    first = tool(order=50)
+    again = tool.call(order=50)
+    other = tool(order=500)
+    assert effects.count == 2
+    assert first.content == "order 50: #1" and "identical arguments" in again.content and not again.is_error
+    assert again.raw_output == "order 50: #1" and other.content == "order 500: #2"
+    guard.new_round()
+    assert tool(order=50).content == "order 50: #3"

@@ -266,3 +266,25 @@ async def test_concurrent_sessions_sharing_the_tools_keep_separate_turns(effects
     results = await asyncio.gather(*runs)
     assert [r.final_output for r in results] == ["done bob", "done bob"]
     assert effects.count == 2
+
+
+def test_run_sync_from_two_threads_is_serialised(effects):
+    """The sync entry point: each thread runs its own event loop; the guard orders them."""
+    import threading
+
+    guard = OpenAIAgentsGuard(invocation="wait")
+    agent = Agent(name="a", model=ScriptedModel(CONCURRENT), tools=guard.tools([make_tool(effects, 0.05)]))
+    session = SQLiteSession("shared-sync")
+    threads = [
+        threading.Thread(target=guard.run_sync, args=(agent, prompt), kwargs={"session": session})
+        for prompt in ("email bob", "email eve")
+    ]
+    threads[0].start()
+    while not guard.invocation.busy:
+        pass
+    threads[1].start()
+    for t in threads:
+        t.join(20)
+    assert asyncio.run(history(session)) == expected("email bob", "b1", "bob", 1) + expected(
+        "email eve", "e1", "eve", 2
+    )
