@@ -131,7 +131,9 @@ def implemented_codes():
     )
     if result.returncode != 0:
         pytest.skip(f"the dupguard CLI is not available here: {result.stderr[-300:]}")
-    return set(re.findall(r"^(DUP\d{3})\b", result.stdout, re.M))
+    codes = set(re.findall(r"^(DUP\d{3})\b", result.stdout, re.M))
+    assert codes, f"could not read the rule list from `dupguard rules`:\n{result.stdout[:500]}"
+    return codes
 
 
 @pytest.fixture(scope="module")
