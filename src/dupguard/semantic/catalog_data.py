@@ -169,7 +169,8 @@ _LLAMA_INDEX = (
         source="llama_index/core/agent/workflow/base_agent.py",
         why="pydantic config (name, tools, llm, system_prompt); run() creates a fresh Context "
         "per call (workflows/workflow.py: ctx = ctx if ctx is not None else Context(self)) and "
-        "the memory lives in ctx.store, so only a shared ctx= or memory= carries state.",
+        "the memory lives in ctx.store, so only a shared ctx= or memory= carries state "
+        "(measured: two concurrent runs given one memory= each saw the other's message).",
         run_methods=_LI_WF_RUN,
         state_kwargs=("ctx", "memory"),
         tools_kwargs=("tools",),
@@ -220,8 +221,10 @@ _LLAMA_INDEX = (
         framework="llama_index",
         version=_LI_WF,
         source="workflows/context/context.py",
-        why="a workflow run's state: ctx.store holds the agent memory and state dict, so one "
-        "Context passed as ctx= to every request makes all users one conversation.",
+        why="a workflow run's state (ctx.store: memory, state dict, current agent); measured "
+        "in 0.14.25: a second run on a running ctx raises ContextStateError, and a finished "
+        "ctx is re-serialized into the next run carrying the state dict (memory is skipped "
+        "as unserializable), so one ctx per request or per session id.",
     ),
     Entry(
         names=(
@@ -469,7 +472,8 @@ _AUTOGEN_AGENTCHAT = (
         source="autogen_agentchat/agents/_assistant_agent.py",
         why="keeps self._model_context (UnboundedChatCompletionContext by default) and every "
         "run()/on_messages() adds the new messages and tool results to it; only on_reset() "
-        "clears it, so history carries over between runs.",
+        "clears it (measured with ReplayChatCompletionClient: 2 messages after one run, 4 "
+        "after two).",
         run_methods=_AC_AGENT_RUN,
         tools_kwargs=("tools", "workbench"),
     ),
