@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dupguard.runtime import normalize_query, similar
 from dupguard.runtime import similarity as sim
@@ -122,3 +124,31 @@ def test_fallback_used_when_rapidfuzz_cannot_be_imported():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# -- properties --------------------------------------------------------------------------------
+
+words = st.lists(
+    st.sampled_from("find the open invoices for acme corp last month refund order user report".split()),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words, words)
+def test_similar_is_symmetric_and_reflexive(a, b):
+    a, b = " ".join(a), " ".join(b)
+    assert similar(a, b) == similar(b, a)
+    if normalize_query(a):
+        assert similar(a, a)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words, st.integers(0, 10**6), st.integers(0, 10**6))
+def test_different_numbers_are_never_similar(ws, n, m):
+    text = " ".join(ws)
+    if n != m:
+        assert not similar(f"{text} {n}", f"{text} {m}")
+    else:
+        assert similar(f"{text} {n}", f"{text} {m}")
