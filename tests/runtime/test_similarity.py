@@ -135,7 +135,7 @@ words = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(words, words)
 def test_similar_is_symmetric_and_reflexive(a, b):
     a, b = " ".join(a), " ".join(b)
@@ -144,7 +144,7 @@ def test_similar_is_symmetric_and_reflexive(a, b):
         assert similar(a, a)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(words, st.integers(0, 10**6), st.integers(0, 10**6))
 def test_different_numbers_are_never_similar(ws, n, m):
     text = " ".join(ws)
