@@ -21,7 +21,7 @@ def effects() -> SideEffects:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem):
     if inspect.iscoroutinefunction(pyfuncitem.obj):
-        names = pyfuncitem._fixtureinfo.argnames
+        names = inspect.signature(pyfuncitem.obj).parameters
         kwargs = {name: pyfuncitem.funcargs[name] for name in names}
         asyncio.run(pyfuncitem.obj(**kwargs))
         return True

@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._core import REPLAY_MODES, AdapterGuard, Outcome, ToolCallGate, current_turn
+from ._core import REPLAY_MODES, AdapterGuard, Outcome, Pending, ToolCallGate, Turn, current_turn
 
 _LAZY = {
     "LlamaIndexGuard": "llamaindex",
@@ -30,7 +30,16 @@ _LAZY = {
     "AutoGenGuard": "autogen",
 }
 
-__all__ = ["AdapterGuard", "Outcome", "ToolCallGate", "current_turn", "REPLAY_MODES", *_LAZY]
+__all__ = [
+    "AdapterGuard",
+    "Outcome",
+    "Pending",
+    "ToolCallGate",
+    "Turn",
+    "current_turn",
+    "REPLAY_MODES",
+    *_LAZY,
+]
 
 
 def __getattr__(name: str) -> Any:
