@@ -12,6 +12,9 @@ venv that holds them (this is how docs/catalog.md was produced)::
 
     /tmp/fw-llama/bin/python tests/test_catalog_data.py --verify [framework ...]
 
+and ``python tests/test_catalog_data.py --write-docs`` regenerates the tables in
+docs/catalog.md (a test fails while they differ from the data).
+
 No pytest import at module level, so that script mode works in those venvs.
 """
 
@@ -308,6 +311,85 @@ def test_registrations_from_the_brief():
         assert m in methods, m
 
 
+# ------------------------------------------------------------- docs/catalog.md tables
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "catalog.md"
+_START, _END = "<!-- catalog-tables:start -->", "<!-- catalog-tables:end -->"
+_TITLES = {
+    "llama_index": "LlamaIndex",
+    "autogen": "AutoGen 0.2 API (`autogen`, AG2 ≤ 0.14)",
+    "ag2": "AG2 1.x (`ag2`)",
+    "autogen_agentchat": "AutoGen AgentChat 0.4+",
+    "autogen_core": "AutoGen AgentChat 0.4+",
+    "autogen_ext": "AutoGen AgentChat 0.4+",
+    "strands": "Strands Agents",
+    "langchain": "LangChain",
+    "langchain_core": "LangChain",
+    "langgraph": "LangGraph",
+    "crewai": "CrewAI",
+    "openai_agents": "OpenAI Agents SDK",
+    "pydantic_ai": "pydantic-ai",
+    "smolagents": "smolagents",
+    "google_adk": "Google ADK",
+    "agno": "Agno",
+    "semantic_kernel": "Semantic Kernel",
+    "openai": "Plain LLM clients",
+    "anthropic": "Plain LLM clients",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_tables() -> str:
+    """The per-framework tables of docs/catalog.md, rendered from the data."""
+    sections: dict[str, list[Entry]] = {}
+    for e in ENTRIES:
+        sections.setdefault(_TITLES.get(e.framework, e.framework), []).append(e)
+    out = []
+    for title, entries in sections.items():
+        out += [f"### {title}", "",
+                "| names | kind | run methods | kwargs | version | source | why |",
+                "|---|---|---|---|---|---|---|"]
+        for e in entries:
+            names = "<br>".join(f"`{n}`" for n in e.names)
+            runs = ", ".join(f"`{m}`" for m in e.run_methods) or "—"
+            kw = []
+            for label, value in (("stateful if", e.stateful_if_kwargs), ("state", e.state_kwargs),
+                                 ("tools", e.tools_kwargs), ("name", e.name_kwargs),
+                                 ("session", e.session_kwargs)):
+                if value:
+                    kw.append(f"{label}: " + ", ".join(f"`{v}`" for v in value))
+            out.append(f"| {names} | {e.kind.value} | {runs} | {'<br>'.join(kw) or '—'} | "
+                       f"{_cell(e.version)} | `{e.source}` | {_cell(e.why)} |")
+        out.append("")
+    out += ["### Registrations (DUP401 / DUP402)", "",
+            "| method | framework | receivers | version | source | why |", "|---|---|---|---|---|---|"]
+    for r in REGISTRATIONS:
+        receivers = ", ".join(f"`{x}`" for x in r.receivers) or "any"
+        out.append(f"| `{r.method}` | {r.framework} | {receivers} | {_cell(r.version)} | "
+                   f"`{r.source}` | {_cell(r.why)} |")
+    out += ["", "FRAMEWORK_MODULES: " + ", ".join(f"`{m}`" for m in FRAMEWORK_MODULES), ""]
+    return "\n".join(out)
+
+
+def _docs_tables(text: str) -> str:
+    start, end = text.index(_START) + len(_START), text.index(_END)
+    return text[start:end].strip("\n")
+
+
+def test_docs_tables_match_the_data():
+    """docs/catalog.md is regenerated (``--write-docs``) whenever catalog_data changes."""
+    assert _docs_tables(DOCS.read_text(encoding="utf-8")) == render_tables().strip("\n")
+
+
+def write_docs() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    start, end = text.index(_START) + len(_START), text.index(_END)
+    DOCS.write_text(text[:start] + "\n" + render_tables() + "\n" + text[end:], encoding="utf-8")
+
+
 # ------------------------------------------------- script mode: check installed frameworks
 
 
@@ -381,6 +463,9 @@ def verify_installed(frameworks: set[str]) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] != ["--verify"]:
-        sys.exit("usage: python tests/test_catalog_data.py --verify [framework ...]")
-    sys.exit(1 if verify_installed(set(sys.argv[2:])) else 0)
+    if sys.argv[1:2] == ["--write-docs"]:
+        write_docs()
+    elif sys.argv[1:2] == ["--verify"]:
+        sys.exit(1 if verify_installed(set(sys.argv[2:])) else 0)
+    else:
+        sys.exit("usage: python tests/test_catalog_data.py --verify [framework ...] | --write-docs")

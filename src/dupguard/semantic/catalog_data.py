@@ -811,7 +811,7 @@ _LANGCHAIN = (
         ),
         kind=STATELESS,
         framework="langchain_core",
-        version="langchain-openai 1.7.3; langchain-anthropic (see docs/catalog.md); langchain 1.4.7",
+        version="langchain-openai 1.7.3; langchain-anthropic 1.7.7; langchain 1.4.7",
         source="langchain_openai/chat_models/base.py",
         why="BaseChatModel.invoke() sends the messages it is passed; the model keeps only "
         "client config (model_name, temperature, clients), no history.",
