@@ -223,3 +223,13 @@ def test_sync_calls_outside_a_run_share_the_ambient_turn(effects):
     assert again.raw_output == "order 50: #1" and other.content == "order 500: #2"
     guard.new_round()
     assert tool(order=50).content == "order 50: #3"
+
+
+async def test_without_the_guard_two_runs_on_shared_memory_corrupt_it(effects):
+    """Why run() holds a guard: both runs read the shared memory after both user messages
+    landed, so bob's request is answered as eve's and eve is emailed twice (seed 000)."""
+    agent = make_agent(ScriptedModel(CONCURRENT_SCRIPT), [make_tool(effects, delay=0.05)])
+    memory = ChatMemoryBuffer.from_defaults()
+    await asyncio.gather(agent.run("email bob", memory=memory), agent.run("email eve", memory=memory))
+    assert conversation(memory)[:2] == [("user", "email bob"), ("user", "email eve")]
+    assert [c["to"] for c in effects.calls] == ["eve", "eve"]

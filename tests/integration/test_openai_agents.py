@@ -288,3 +288,15 @@ def test_run_sync_from_two_threads_is_serialised(effects):
     assert asyncio.run(history(session)) == expected("email bob", "b1", "bob", 1) + expected(
         "email eve", "e1", "eve", 2
     )
+
+
+async def test_without_the_guard_two_runs_interleave_the_session(effects):
+    """Why run() holds a guard: two runs on one session interleave their items."""
+    agent = Agent(name="a", model=ScriptedModel(CONCURRENT), tools=[make_tool(effects, 0.05)])
+    session = SQLiteSession("unguarded")
+    await asyncio.gather(
+        Runner.run(agent, "email bob", session=session), Runner.run(agent, "email eve", session=session)
+    )
+    items = await history(session)
+    assert items[:2] == [("user", "email bob"), ("user", "email eve")]
+    assert items != expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
