@@ -524,6 +524,6 @@ def _summary(fixed: int, remaining: int, hidden: int, diff: bool) -> str:
     else:
         text = "All checks passed!"
     if hidden:
-        text += (f" {n(hidden, 'more fix')} available with `--unsafe-fixes`"
+        text += (f" {hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`"
                  f" ({'it' if hidden == 1 else 'they'} may change behaviour; review the diff).")
     return text

@@ -82,8 +82,8 @@ def remove_list_element(lst: cst.List, index: int) -> cst.List:
     prev = elements[index - 1]
     prev_comma, removed_comma = prev.comma, removed.comma
     prev_ws = prev_comma.whitespace_after if isinstance(prev_comma, cst.Comma) else None
-    if not isinstance(removed_comma, cst.Comma):
-        # the removed element was last, without a trailing comma: the previous one is last now
+    if index == len(elements):
+        # the removed element was last: the previous one is last now
         closing = lst.rbracket.whitespace_before
         if isinstance(prev_ws, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
             # one per line: keep ``a,`` and its comment, then the line break before ``]``
@@ -98,8 +98,9 @@ def remove_list_element(lst: cst.List, index: int) -> cst.List:
             prev_ws.first_line.comment is not None or _has_comment(prev_ws.empty_lines)
         ):
             return lst.with_changes(elements=elements)  # ``[a,  # note\n b]`` → ``[a,  # note\n ]``
-        elements[index - 1] = prev.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        elements[index - 1] = prev.with_changes(comma=removed_comma)  # a trailing comma, or none
         return lst.with_changes(elements=elements)
+    assert isinstance(prev_comma, cst.Comma) and isinstance(removed_comma, cst.Comma)
     removed_ws = removed_comma.whitespace_after
     if isinstance(prev_ws, cst.ParenthesizedWhitespace) and isinstance(removed_ws, cst.ParenthesizedWhitespace):
         # delete the removed element's line: keep the previous line's end and the own-line

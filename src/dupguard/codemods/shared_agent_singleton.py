@@ -136,7 +136,7 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
     module-level objects it is built from or that are built from it: ``memory = Memory()`` +
     ``agent = Agent(memory=memory)`` become ``make_memory()`` and ``make_agent()``, the latter
     calling the former, so a fresh agent never shares the old memory."""
-    from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope, ScopeProvider
+    from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope
 
     from ..semantic.shared import shared_objects
 
@@ -148,7 +148,7 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
         and s.factory is None and s.owner_class is None and "." not in s.binding.target
     }
     candidates.setdefault(binding.target, shared)
-    scopes = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    scopes = _scopes(module)
 
     def span(node: cst.CSTNode) -> tuple[int, int, int, int]:
         return ctx.positions.range(node)
@@ -193,7 +193,7 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
                 owner = next((other for other, s in candidates.items()
                               if other != name and inside(access.node, s.binding.value)), None)
                 if owner is None:
-                    return None, f"`{name}` is also read at module level{at} (a decorator, default value or statement)"
+                    return None, f"`{name}` is also read at module level{at}"
                 member.value_refs.add(id(access.node))
                 work.append(owner)
         # what this one is built from: other stateful module-level objects read in its value
@@ -300,6 +300,18 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
                                f"`{name}_sessions.get(<session>)` in {where}")
     made = ", ".join(f"`{m.factory}()`" for m in sorted(group.values(), key=lambda m: m.name))
     return (module, new), f"Build {_names_of(group)} per call: {made}, called in {where}"
+
+
+_SCOPES: list = []
+
+
+def _scopes(module: cst.Module):
+    """ScopeProvider costs several parses: resolve it once per module, for all its findings."""
+    from libcst.metadata import ScopeProvider
+
+    if not _SCOPES or _SCOPES[0] is not module:
+        _SCOPES[:] = [module, cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)]
+    return _SCOPES[1]
 
 
 def _names_of(group: dict) -> str:

@@ -1,0 +1,387 @@
+"""``dupguard fix``: the rule folders' examples, the CLI contract, the safety net, the writes.
+
+The folder tests are generated from ``rules/*/``: for every rule whose ``rule.toml`` says it
+has a fix, ``bad.py`` (without its ``# error:`` test markers) must fix to exactly
+``fixed.py``, ``fixed.py`` must be a fixed point, and must lint clean for that rule.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from linthelpers import RULES_DIR, rule_folders, run_cli
+from dupguard.config import Settings
+from dupguard.engine import lint_text
+from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, text_edits, write_atomic
+from dupguard.rulemeta import all_rules
+
+MARKER = re.compile(r"[ \t]*#\s*error:\s*DUP\d{3}(?:\s*,\s*DUP\d{3})*")
+FIXABLE = [f for f in rule_folders() if all_rules()[f.name[:6]].fix in ("safe", "unsafe")]
+IDS = [f.name for f in FIXABLE]
+
+
+def _code(folder: Path) -> str:
+    return folder.name[:6]
+
+
+def _unsafe(folder: Path) -> bool:
+    return all_rules()[_code(folder)].fix == "unsafe"
+
+
+def unmarked_bad(folder: Path) -> str:
+    """bad.py without the ``# error: DUPxxx`` annotations (they are test markers, not code)."""
+    return MARKER.sub("", (folder / "bad.py").read_text(encoding="utf-8"))
+
+
+def fix_text(text: str, codes: frozenset[str], *, unsafe: bool = True, settings: Settings | None = None):
+    outcome, data, error = fix_bytes("example.py", text.encode("utf-8"), settings or Settings(), codes, unsafe=unsafe)
+    return outcome, data.decode("utf-8"), error
+
+
+# ----------------------------------------------------------------------------- folders
+
+@pytest.mark.parametrize("folder", FIXABLE, ids=IDS)
+def test_bad_fixes_to_exactly_fixed(folder: Path) -> None:
+    assert (folder / "fixed.py").exists(), f"{folder.name} has a fix but no fixed.py"
+    code = _code(folder)
+    outcome, fixed, error = fix_text(unmarked_bad(folder), frozenset({code}), unsafe=_unsafe(folder))
+    assert error is None
+    assert fixed == (folder / "fixed.py").read_text(encoding="utf-8")
+    markers = {row for row, _ in _markers(folder, code)}
+    assert len({a.row for a in outcome.applied if a.pass_number == 1}) >= 1
+    assert {d.code for d in outcome.remaining} <= {code} and not [d for d in outcome.remaining if d.code == code], (
+        f"left unfixed: {outcome.remaining} ({outcome.skipped}); markers at {sorted(markers)}")
+
+
+def _markers(folder: Path, code: str):
+    from linthelpers import expected_markers
+
+    return [(row, c) for row, c in expected_markers(folder / "bad.py") if c == code]
+
+
+@pytest.mark.parametrize("folder", FIXABLE, ids=IDS)
+def test_fixed_is_a_fixed_point_and_lints_clean(folder: Path) -> None:
+    code = _code(folder)
+    text = (folder / "fixed.py").read_text(encoding="utf-8")
+    outcome, again, error = fix_text(text, frozenset({code}))
+    assert error is None and again == text and outcome.applied == []
+    compile(text, str(folder / "fixed.py"), "exec")
+    assert lint_text("fixed.py", text, Settings(), frozenset({code})) == []
+
+
+def test_cli_fixes_copies_of_every_bad_like_the_api(tmp_path: Path) -> None:
+    """One CLI run over a copy of every fixable bad.py, each file limited to its own rule."""
+    codes = sorted(all_rules())
+    ignores = []
+    for folder in FIXABLE:
+        (tmp_path / f"{_code(folder)}.py").write_text(unmarked_bad(folder), encoding="utf-8")
+        others = ",".join(c for c in codes if c != _code(folder))
+        ignores += ["--per-file-ignores", f"{_code(folder)}.py:{others}"]
+    proc = run_cli("fix", "--isolated", "--unsafe-fixes", *ignores, ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    for folder in FIXABLE:
+        assert (tmp_path / f"{_code(folder)}.py").read_text(encoding="utf-8") == (
+            folder / "fixed.py").read_text(encoding="utf-8"), folder.name
+
+
+def test_json_edits_reproduce_fixed(tmp_path: Path) -> None:
+    """``check --output-format json`` edits are the fix: applying them gives fixed.py."""
+    folder = RULES_DIR / "DUP301-duplicate-tool"
+    target = tmp_path / "app.py"
+    target.write_text(unmarked_bad(folder), encoding="utf-8")
+    proc = run_cli("check", "--isolated", "--no-cache", "--select", "DUP301", "--output-format", "json",
+                   str(target), cwd=tmp_path)
+    assert proc.returncode == 1
+    findings = json.loads(proc.stdout)
+    assert findings and all(f["fix"]["applicability"] == "safe" for f in findings)
+    lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    text = "".join(lines)
+    edits = sorted(((starts[e["location"]["row"] - 1] + e["location"]["column"] - 1,
+                     starts[e["end_location"]["row"] - 1] + e["end_location"]["column"] - 1, e["content"])
+                    for f in findings for e in f["fix"]["edits"]), reverse=True)
+    for start, end, content in edits:
+        text = text[:start] + content + text[end:]
+    assert text == (folder / "fixed.py").read_text(encoding="utf-8")
+
+
+def test_json_marks_unsafe_fixes() -> None:
+    bad = RULES_DIR / "DUP101-shared-agent-singleton" / "bad.py"
+    proc = run_cli("check", "--isolated", "--no-cache", "--select", "DUP101", "--output-format", "json", str(bad))
+    fixes = [f["fix"] for f in json.loads(proc.stdout)]
+    assert fixes and all(f is not None and f["applicability"] == "unsafe" and f["edits"] for f in fixes)
+
+
+# ----------------------------------------------------------------------------- CLI contract
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "tools_app.py").write_text(unmarked_bad(RULES_DIR / "DUP301-duplicate-tool"), encoding="utf-8")
+    (tmp_path / "agent_app.py").write_text(unmarked_bad(RULES_DIR / "DUP101-shared-agent-singleton"),
+                                           encoding="utf-8")
+    (tmp_path / "clean.py").write_text((RULES_DIR / "DUP301-duplicate-tool" / "good.py").read_text(), encoding="utf-8")
+    return tmp_path
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(root.glob("*.py"))}
+
+
+def test_diff_writes_nothing_and_exits_1_when_a_fix_is_available(project: Path) -> None:
+    before = _snapshot(project)
+    proc = run_cli("fix", "--isolated", "--diff", ".", cwd=project)
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert _snapshot(project) == before
+    patch = proc.stdout.decode()
+    assert "--- a/tools_app.py" in patch and "-tools = [search_tool, search_tool]" in patch
+    assert "agent_app.py" not in patch  # DUP101 is unsafe: not without --unsafe-fixes
+    err = proc.stderr.decode()
+    assert "Would fix 4 findings." in err and "4 more fixes available with `--unsafe-fixes`" in err
+    # the patch is the fix: git applies it and gives fixed.py
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "apply", "-"], cwd=project, input=proc.stdout, check=True)
+    assert (project / "tools_app.py").read_text() == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_text()
+
+
+def test_diff_exits_0_when_nothing_would_change(project: Path) -> None:
+    proc = run_cli("fix", "--isolated", "--diff", "clean.py", cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b""
+    # only unsafe fixes available: nothing changes without --unsafe-fixes
+    proc = run_cli("fix", "--isolated", "--diff", "agent_app.py", cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "4 more fixes available with `--unsafe-fixes`" in proc.stderr.decode()
+    proc = run_cli("fix", "--isolated", "--diff", "--unsafe-fixes", "agent_app.py", cwd=project)
+    assert proc.returncode == 1 and b"+def make_agent():" in proc.stdout
+
+
+def test_fix_exit_codes_and_unsafe_opt_in(project: Path) -> None:
+    proc = run_cli("fix", "--isolated", "--show-fixes", ".", cwd=project)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out  # DUP101 findings remain
+    assert "Fixed 4 findings:" in out and "tools_app.py:13:23: DUP301 Remove the repeated `search_tool`" in out
+    assert "agent_app.py:9:1: DUP101" in out and "4 more fixes available with `--unsafe-fixes`" in out
+    assert (project / "tools_app.py").read_text() == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_text()
+    proc = run_cli("check", "--isolated", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    assert "Fixed 4 findings, 0 findings remaining." in proc.stdout.decode()
+    assert (project / "agent_app.py").read_text() == (
+        RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py").read_text()
+    proc = run_cli("fix", "--isolated", ".", cwd=project)
+    assert proc.returncode == 0 and "All checks passed!" in proc.stdout.decode()
+
+
+def test_config_unsafe_fixes_fixable_and_unfixable(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.dupguard]\nunsafe-fixes = true\nunfixable = ["DUP3"]\n')
+    proc = run_cli("fix", ".", cwd=project)
+    assert proc.returncode == 1  # the DUP301 findings stay: unfixable
+    assert (project / "agent_app.py").read_text() == (
+        RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py").read_text()
+    assert "tools_app.py:13:23: DUP301" in proc.stdout.decode()
+    proc = run_cli("fix", "--no-unsafe-fixes", "--fixable", "DUP301", "--unfixable", "DUP1", "--ignore", "DUP101",
+                   ".", cwd=project)
+    assert proc.returncode == 0, proc.stdout.decode()  # DUP301 fixed, DUP101 not selected
+    (project / "pyproject.toml").write_text('[tool.dupguard]\nunsafe-fixes = "yes"\n')
+    proc = run_cli("fix", ".", cwd=project)
+    assert proc.returncode == 2 and b"unsafe-fixes: expected true or false" in proc.stderr
+
+
+def test_stdin_prints_the_fixed_source(project: Path) -> None:
+    source = (project / "tools_app.py").read_bytes()
+    proc = run_cli("fix", "--isolated", "-", "--stdin-filename", "tools_app.py", stdin=source, cwd=project)
+    assert proc.returncode == 0
+    assert proc.stdout == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_bytes()
+
+
+def test_unparseable_input_is_reported_and_untouched(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_bytes(b"from strands import Agent\ndef f(:\n")
+    proc = run_cli("fix", "--isolated", str(broken), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert b"broken.py: syntax error at line 2" in proc.stderr and b"Traceback" not in proc.stderr
+    assert broken.read_bytes() == b"from strands import Agent\ndef f(:\n"
+
+
+# ----------------------------------------------------------------------------- writes
+
+def test_write_keeps_mode_symlink_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    real = tmp_path / "real.py"
+    real.write_text(unmarked_bad(RULES_DIR / "DUP503-duplicate-history-append"))
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    result = fix_paths([link], Settings(), unsafe=False, write=True)
+    assert result.errors == [] and result.files[0].changed
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert real.read_text() == (RULES_DIR / "DUP503-duplicate-history-append" / "fixed.py").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.py", "real.py"]
+
+
+def test_a_file_edited_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+    target = tmp_path / "app.py"
+    original = unmarked_bad(RULES_DIR / "DUP503-duplicate-history-append").encode()
+    target.write_bytes(original)
+    with pytest.raises(OSError, match="changed while it was being fixed"):
+        target.write_bytes(original + b"# edited\n")
+        write_atomic(target, b"x = 1\n", expected=original)
+    assert target.read_bytes() == original + b"# edited\n"
+
+
+def test_encoding_bom_and_crlf_survive(tmp_path: Path) -> None:
+    folder = RULES_DIR / "DUP503-duplicate-history-append"
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + unmarked_bad(folder).replace("\n", "\r\n").encode())
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(("# -*- coding: latin-1 -*-\n# café\n" + unmarked_bad(folder)).encode("latin-1"))
+    result = fix_paths([bom, latin], Settings(), unsafe=False, write=True)
+    assert result.errors == []
+    fixed = (folder / "fixed.py").read_text()
+    assert bom.read_bytes() == b"\xef\xbb\xbf" + fixed.replace("\n", "\r\n").encode()
+    assert latin.read_bytes() == ("# -*- coding: latin-1 -*-\n# café\n" + fixed).encode("latin-1")
+
+
+# ----------------------------------------------------------------------------- the safety net
+
+def _with_rule(monkeypatch: pytest.MonkeyPatch, check) -> None:
+    """Swap DUP503's implementation for a deliberately broken one (no real rule is broken)."""
+    from dupguard.rules import load
+
+    monkeypatch.setitem(load(), "DUP503", check)
+
+
+def test_a_fix_that_never_settles_leaves_the_file_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dupguard.rules import Finding
+
+    def grows(model, ctx):  # always finds something and always adds a statement
+        module = ctx.positions._module
+        last = module.body[-1]
+        yield Finding(last, "again", replacement=(module, module.with_changes(
+            body=[*module.body, cst.parse_statement("messages.append(x)\n")])), fix_message="grow")
+
+    _with_rule(monkeypatch, grows)
+    text = "import openai\nmessages = []\nx = 1\nmessages.append(x)\n"
+    outcome, data, error = fix_text(text, frozenset({"DUP503"}))
+    assert data == text and outcome.applied == []
+    assert error == f"fixes for DUP503 did not settle after {MAX_PASSES} passes; file left unchanged"
+
+
+def test_a_fix_that_breaks_compilation_leaves_the_file_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dupguard.rules import Finding
+
+    def breaks(model, ctx):  # `yield` at module level parses but does not compile
+        module = ctx.positions._module
+        stmt = module.body[-1]
+        if "yield" not in module.code:
+            yield Finding(stmt, "bad", replacement=(stmt, cst.parse_statement("yield x\n")), fix_message="break")
+
+    _with_rule(monkeypatch, breaks)
+    text = "import openai\nmessages = []\nx = 1\nmessages.append(x)\n"
+    _, data, error = fix_text(text, frozenset({"DUP503"}))
+    assert data == text and "DUP503 fix produced code that does not compile" in error
+
+
+def test_a_fix_is_not_applied_where_noqa_suppresses_the_finding() -> None:
+    text = unmarked_bad(RULES_DIR / "DUP503-duplicate-history-append").replace(
+        "    messages.append(assistant_reply)\n    return", "    messages.append(assistant_reply)  # noqa: DUP503\n    return")
+    outcome, fixed, error = fix_text(text, frozenset({"DUP503"}))
+    marked = _markers(RULES_DIR / "DUP503-duplicate-history-append", "DUP503")
+    assert error is None and "# noqa: DUP503" in fixed and len(outcome.applied) == len(marked) - 1
+
+
+def test_text_edits_are_minimal() -> None:
+    old = "a = [x, y, x]\nb = 1\n"
+    assert [(e.start, e.end, e.content) for e in text_edits(old, "a = [x, y]\nb = 1\n")] == [(9, 12, "")]
+    assert text_edits(old, old) == ()
+
+
+# ----------------------------------------------------------------------------- DUP301 / DUP503 shapes
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("[t, u, t]", "[t, u]"),
+    ("[t, t, u]", "[t, u]"),
+    ("[t, u, t,]", "[t, u,]"),
+    ("[\n    t,\n    u,\n    t,\n]", "[\n    t,\n    u,\n]"),
+    ("[\n    t,\n    u,\n    t\n]", "[\n    t,\n    u,\n]"),
+    ("[\n    t,  # first\n    # about the repeat\n    t,  # repeat\n    u,\n]",
+     "[\n    t,  # first\n    # about the repeat\n    u,\n]"),
+    ("[t,\n u, t]", "[t,\n u]"),
+])
+def test_duplicate_tool_list_shapes(before: str, after: str) -> None:
+    head = "from strands import Agent, tool\n\n\n@tool\ndef t():\n    pass\n\n\nu = t\nagent = Agent(tools="
+    _, fixed, error = fix_text(head + before + ")\n", frozenset({"DUP301"}))
+    assert error is None and fixed == head + after + ")\n"
+
+
+def test_duplicate_append_keeps_comment_lines_and_semicolon_neighbours() -> None:
+    text = (
+        "from strands import Agent\n\n\ndef build(t, u):\n    tools = [t, u]\n    tools.append(u)  # again\n"
+        "    # the agent\n    return Agent(tools=tools)\n\n\n"
+        "def record(messages, reply):\n    messages.append(reply)\n    # keep this note\n"
+        "    messages.append(reply)\n    print(1); messages.append(reply)\n"
+    )
+    _, fixed, error = fix_text(text, frozenset({"DUP301", "DUP503"}))
+    assert error is None
+    assert fixed == (
+        "from strands import Agent\n\n\ndef build(t, u):\n    tools = [t, u]\n"
+        "    # the agent\n    return Agent(tools=tools)\n\n\n"
+        "def record(messages, reply):\n    messages.append(reply)\n    # keep this note\n    print(1)\n"
+    )
+
+
+# ----------------------------------------------------------------------------- DUP101 shapes
+
+def test_session_parameter_gives_a_session_registry() -> None:
+    text = (
+        "from fastapi import FastAPI\nfrom llama_index.core.agent import ReActAgent\n\napp = FastAPI()\n"
+        "agent = ReActAgent.from_tools(tools=[])\n\n\n@app.post('/chat/{session_id}')\n"
+        "async def chat(session_id: str, payload: dict):\n    \"\"\"Answer.\"\"\"\n"
+        "    return await agent.achat(payload['message'])\n"
+    )
+    outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
+    assert error is None, error
+    assert "from dupguard.runtime import SessionRegistry\n" in fixed
+    assert "agent_sessions = SessionRegistry(lambda _session_id: ReActAgent.from_tools(tools=[]))\n" in fixed
+    assert '    """Answer."""\n    agent = agent_sessions.get(session_id)\n    return await agent.achat(' in fixed
+    assert lint_text("x.py", fixed, Settings(), frozenset({"DUP101"})) == []
+    assert not fix_text(text, frozenset({"DUP101"}), unsafe=False)[0].applied
+
+
+@pytest.mark.parametrize(("extra", "reason"), [
+    ("print(agent)\n", "`agent` is also read at module level (line 7)"),
+    ("helper = lambda: agent.chat('x')\n", "`agent` is read in a lambda (line 7)"),
+    ("class Holder:\n    ref = agent\n", "`agent` is read in a class body (line 8)"),
+    ("def make_agent():\n    pass\n", "the factory name `make_agent` is already used in this module"),
+    ("@app.post('/q')\ndef quick(payload: dict): return agent.chat(payload)\n", "`quick()` is a one-line function"),
+])
+def test_unsafe_dup101_fix_is_skipped_with_the_reason(extra: str, reason: str) -> None:
+    text = (
+        "from fastapi import FastAPI\nfrom llama_index.core.agent import ReActAgent\n\napp = FastAPI()\n"
+        "agent = ReActAgent.from_tools(tools=[])\n\n" + extra + "\n\n@app.post('/chat')\n"
+        "async def chat(payload: dict):\n    return await agent.achat(payload['message'])\n"
+    )
+    outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
+    assert error is None and fixed == text
+    assert [why for _, why in outcome.skipped] == [reason]
+
+
+def test_libcst_codemod_command_runs_the_rule_fix(tmp_path: Path) -> None:
+    target = tmp_path / "app.py"
+    target.write_text(unmarked_bad(RULES_DIR / "DUP301-duplicate-tool"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "dupguard.codemods.duplicate_tool.FixDuplicateTool",
+         "--no-format", "-j", "1", str(target)],
+        cwd=tmp_path, capture_output=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert target.read_text() == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_text()
