@@ -11,6 +11,7 @@ import asyncio
 import copy
 import json
 import threading
+import time
 
 import pytest
 
@@ -239,7 +240,7 @@ def test_wait_mode_serialises_sync_calls_from_two_threads(effects):
     threads = [threading.Thread(target=agent, args=(prompt,)) for prompt in ("email bob", "email eve")]
     threads[0].start()
     while not guard.invocation.busy:
-        pass
+        time.sleep(0.001)
     threads[1].start()
     for t in threads:
         t.join(10)
