@@ -15,5 +15,6 @@ Modules are imported only when a finding needs its fix: ``libcst.codemod`` is sl
 COMMANDS = {
     "DUP101": "shared_agent_singleton.FixSharedAgentSingleton",
     "DUP301": "duplicate_tool.FixDuplicateTool",
+    "DUP402": "handler_registered_twice.FixHandlerRegisteredTwice",
     "DUP503": "duplicate_history_append.FixDuplicateHistoryAppend",
 }

@@ -52,11 +52,15 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
 def handler_registered_twice(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for first, second in repeated_registrations(model):
         target = f"`{second.targets[0]}`" if second.targets[0] else "framework-global state"
+        from ..codemods.handler_registered_twice import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(ctx, second.call, _short(second.handler, 40))
         yield Finding(
             second.call.node,
             f"`{second.method}({_short(second.handler)})` on {target} repeats the registration at "
             f"line {ctx.line(first.call.node)}: the handler now runs twice for every event; delete this "
             "one (or use `dupguard.runtime.register_once`)",
+            replacement=replacement, fix_message=fix_message,
         )
 
 
