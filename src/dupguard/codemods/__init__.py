@@ -15,6 +15,7 @@ Modules are imported only when a finding needs its fix: ``libcst.codemod`` is sl
 COMMANDS = {
     "DUP101": "shared_agent_singleton.FixSharedAgentSingleton",
     "DUP301": "duplicate_tool.FixDuplicateTool",
+    "DUP303": "tool_list_grows_per_call.FixToolListGrowsPerCall",
     "DUP402": "handler_registered_twice.FixHandlerRegisteredTwice",
     "DUP503": "duplicate_history_append.FixDuplicateHistoryAppend",
 }

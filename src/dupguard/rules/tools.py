@@ -52,6 +52,9 @@ def tool_list_grows_per_call(model: Model, ctx: RuleContext) -> Iterable[Finding
     for growth in growing_tool_lists(model):
         why = growth.why
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
+        from ..codemods.tool_list_grows_per_call import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(model, ctx, growth.call)
         yield Finding(
             growth.call.node,
             f"`{growth.tool_list.label}.{growth.call.method}(...)` grows a tool list that outlives the "
@@ -59,4 +62,5 @@ def tool_list_grows_per_call(model: Model, ctx: RuleContext) -> Iterable[Finding
             f"{why.describe(loop_line)}: every call adds tools again, so agents see duplicates and "
             "one request's tools leak into another's; build a fresh list per call "
             "(`tools = [*BASE_TOOLS, extra]`, or `dupguard.runtime.dedupe_tools`)",
+            replacement=replacement, fix_message=fix_message,
         )
