@@ -16,6 +16,7 @@ COMMANDS = {
     "DUP101": "shared_agent_singleton.FixSharedAgentSingleton",
     "DUP301": "duplicate_tool.FixDuplicateTool",
     "DUP303": "tool_list_grows_per_call.FixToolListGrowsPerCall",
+    "DUP401": "handler_registered_per_call.FixHandlerRegisteredPerCall",
     "DUP402": "handler_registered_twice.FixHandlerRegisteredTwice",
     "DUP503": "duplicate_history_append.FixDuplicateHistoryAppend",
 }

@@ -39,12 +39,16 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
         site, why = found.site, found.why
         target = f"`{found.target}` ({_LIFETIMES[found.lifetime]})" if found.target else _LIFETIMES["global"]
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
+        from ..codemods.handler_registered_per_call import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(model, ctx, found)
         yield Finding(
             site.call.node,
             f"`{site.method}({_short(site.handler)})` registers on {target} inside {why.describe(loop_line)}: "
             "every call registers again on an object all calls share, so handlers pile up (each event "
             "or tool call handled once more per call) or one call's handler replaces another's; "
             f"register once at startup, or use {_register_once_hint(site, found.target)}",
+            replacement=replacement, fix_message=fix_message,
         )
 
 
