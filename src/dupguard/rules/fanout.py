@@ -23,22 +23,30 @@ def _lines(ctx: RuleContext, runs) -> str:
 @rule("DUP201")
 def gather_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for fan in async_fanouts(model):
+        from ..codemods.fanout_shared_agent import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(model, ctx, fan)
         yield Finding(
             fan.call.node,
             f"`{fan.call.func}` runs the stateful agent `{fan.agent.target}` (bound at line "
             f"{ctx.line(fan.agent.statement)}) in several concurrent tasks (line {_lines(ctx, fan.runs)}): "
             f"the runs interleave on one history and repeat each other's tool calls; {ADVICE}",
+            replacement=replacement, fix_message=fix_message,
         )
 
 
 @rule("DUP202")
 def threads_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for fan in thread_fanouts(model):
+        from ..codemods.fanout_shared_agent import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(model, ctx, fan)
         yield Finding(
             fan.call.node,
             f"`{fan.call.func}` runs the stateful agent `{fan.agent.target}` (bound at line "
             f"{ctx.line(fan.agent.statement)}) in several threads at once (line {_lines(ctx, fan.runs)}): "
             f"its history is mutated concurrently and tool calls repeat; {ADVICE}",
+            replacement=replacement, fix_message=fix_message,
         )
 
 
