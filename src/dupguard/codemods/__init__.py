@@ -20,5 +20,6 @@ COMMANDS = {
     "DUP303": "tool_list_grows_per_call.FixToolListGrowsPerCall",
     "DUP401": "handler_registered_per_call.FixHandlerRegisteredPerCall",
     "DUP402": "handler_registered_twice.FixHandlerRegisteredTwice",
+    "DUP501": "naive_agent_retry.FixNaiveAgentRetry",
     "DUP503": "duplicate_history_append.FixDuplicateHistoryAppend",
 }

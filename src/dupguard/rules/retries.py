@@ -40,12 +40,16 @@ def naive_agent_retry(model: Model, ctx: RuleContext) -> Iterable[Finding]:
         effect = "re-runs the agent and every tool it already called" if run.kind == "agent" else (
             "executes the tool again even when the failed attempt had already done its side effect"
         )
+        from ..codemods.naive_agent_retry import fix  # libcst.codemod: only when needed
+
+        replacement, fix_message = fix(model, ctx, retry)
         yield Finding(
             retry.node,
             f"{retry.label} retries {_where(ctx, run)} with no idempotency key: an attempt that fails "
             f"after its tools ran (refund issued, email sent) {effect}; key the run and execute it once "
             "with `dupguard.runtime.Idempotency.arun(key, ...)` / `@idempotent(key=...)`, or check "
             "`already_processed(key)` first",
+            replacement=replacement, fix_message=fix_message,
         )
 
 
