@@ -1,4 +1,8 @@
-"""Shared helpers: the rule folders, and running the real CLI in a subprocess."""
+"""Shared helpers: the rule folders, and running the real CLI in a subprocess.
+
+A plain module rather than ``conftest.py``: ``tests/runtime`` and ``tests/integration`` have
+conftest files of their own, and test modules import these helpers by name.
+"""
 
 from __future__ import annotations
 
@@ -51,8 +55,3 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: bytes | None = None, env
         [*prefix, sys.executable, "-m", "dupguard", *args],
         cwd=cwd or ROOT, input=stdin, capture_output=True, env=full_env, timeout=300,
     )
-
-
-@pytest.fixture
-def cli():
-    return run_cli

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RULES_DIR, expected_markers, rule_folders, run_cli
+from linthelpers import RULES_DIR, expected_markers, rule_folders, run_cli
 
 BAD = RULES_DIR / "DUP101-shared-agent-singleton" / "bad.py"
 SHARED_AGENT = textwrap.dedent(

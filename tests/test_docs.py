@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ROOT, rule_folders
+from linthelpers import ROOT, rule_folders
 from dupguard.docgen import render
 from dupguard.rules import load
 from dupguard.rulemeta import all_rules

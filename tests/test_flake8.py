@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, rule_folders, run_cli
+from linthelpers import ROOT, rule_folders, run_cli
 
 FLAKE8_LINE = re.compile(r"^(?P<file>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>DUP\d{3}) (?P<msg>.*)$")
 

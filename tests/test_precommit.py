@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, RULES_DIR
+from linthelpers import ROOT, RULES_DIR
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import expected_markers, rule_folders
+from linthelpers import expected_markers, rule_folders
 from dupguard.config import Settings
 from dupguard.engine import lint_text
 

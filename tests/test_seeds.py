@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, expected_markers
+from linthelpers import ROOT, expected_markers
 from dupguard.config import Settings
 from dupguard.engine import lint_text
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from linthelpers import ROOT
 from dupguard.config import Settings
 from dupguard.engine import lint_text
 
