@@ -25,7 +25,11 @@ from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, text_edits, write_a
 from dupguard.rulemeta import all_rules
 
 MARKER = re.compile(r"[ \t]*#\s*error:\s*DUP\d{3}(?:\s*,\s*DUP\d{3})*")
-FIXABLE = [f for f in rule_folders() if all_rules()[f.name[:6]].fix in ("safe", "unsafe")]
+# Rules whose bad.py has no finding the fix may touch: they show the fix's refusals instead
+# (each finding must then carry its reason), and have no fixed.py.
+ALL_REFUSED = {"DUP501": "bad.py has no request id in scope and no JSON result to replay"}
+FIXABLE = [f for f in rule_folders() if all_rules()[f.name[:6]].fix in ("safe", "unsafe")
+           and f.name[:6] not in ALL_REFUSED]
 IDS = [f.name for f in FIXABLE]
 
 
@@ -60,6 +64,16 @@ def test_bad_fixes_to_exactly_fixed(folder: Path) -> None:
     assert len({a.row for a in outcome.applied if a.pass_number == 1}) >= 1
     assert {d.code for d in outcome.remaining} <= {code} and not [d for d in outcome.remaining if d.code == code], (
         f"left unfixed: {outcome.remaining} ({outcome.skipped}); markers at {sorted(markers)}")
+
+
+@pytest.mark.parametrize("code", sorted(ALL_REFUSED))
+def test_refused_examples_explain_every_finding(code: str) -> None:
+    folder = next(f for f in rule_folders() if f.name.startswith(code))
+    assert not (folder / "fixed.py").exists()
+    outcome, fixed, error = fix_text(unmarked_bad(folder), frozenset({code}))
+    assert error is None and fixed == unmarked_bad(folder) and outcome.applied == []
+    assert {d.row for d, _ in outcome.skipped} == {row for row, _ in _markers(folder, code)}
+    assert all(why for _, why in outcome.skipped)
 
 
 def _markers(folder: Path, code: str):
@@ -385,3 +399,79 @@ def test_libcst_codemod_command_runs_the_rule_fix(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert target.read_text() == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_text()
+
+
+# ----------------------------------------------------------------------------- DUP501 shapes
+
+RETRY_SOURCE = """\
+import time
+
+from strands import Agent as StrandsAgent
+from tenacity import retry, stop_after_attempt
+
+CALLS = []
+
+
+def answer(prompt: str, message_id: int) -> str:
+    support = StrandsAgent(system_prompt="You issue refunds.")
+    while True:
+        try:
+            return str(support(prompt))
+        except ConnectionError:
+            time.sleep(0)
+
+
+@retry(stop=stop_after_attempt(4))
+def run_support(text: str, request_id: str) -> str:
+    support = StrandsAgent(system_prompt="You issue refunds.")
+    return str(support(text))
+"""
+
+
+def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Path) -> None:
+    """Fix, then execute the fixed module against a stand-in Strands agent (a real callable
+    object that fails once, then records each run): a retried or repeated call with the same
+    id runs the agent once; a new id runs it again."""
+    outcome, fixed, error = fix_text(RETRY_SOURCE, frozenset({"DUP501"}))
+    assert error is None and len(outcome.applied) == 2, outcome.skipped
+    assert "            return _idempotency.run(str(message_id), lambda: str(support(prompt)))\n" in fixed
+    assert '@idempotent(key=lambda text, request_id: request_id, on_in_progress="wait")\n@retry(' in fixed
+    assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
+    strands = tmp_path / "strands"
+    strands.mkdir()
+    (strands / "__init__.py").write_text(
+        "RUNS = []\nFAIL_NEXT = [True]\n\n\nclass Agent:\n    def __init__(self, **kwargs):\n        pass\n\n"
+        "    def __call__(self, prompt):\n        if FAIL_NEXT and FAIL_NEXT.pop():\n"
+        "            raise ConnectionError('flaky')\n        RUNS.append(prompt)\n        return 'done: ' + prompt\n")
+    # tenacity is not a dependency: a stand-in with its ``retry(stop=stop_after_attempt(n))`` contract
+    (tmp_path / "tenacity.py").write_text(
+        "import functools\n\n\ndef stop_after_attempt(n):\n    return n\n\n\n"
+        "def retry(stop):\n    def wrap(fn):\n        @functools.wraps(fn)\n        def run(*a, **k):\n"
+        "            for attempt in range(stop):\n                try:\n                    return fn(*a, **k)\n"
+        "                except ConnectionError:\n                    if attempt == stop - 1:\n"
+        "                        raise\n        return run\n    return wrap\n")
+    (tmp_path / "fixed_app.py").write_text(fixed)
+    script = (
+        "import strands, fixed_app\n"
+        "assert fixed_app.answer('refund 1', 7) == 'done: refund 1'\n"
+        "assert fixed_app.answer('refund 1', 7) == 'done: refund 1'\n"
+        "assert strands.RUNS == ['refund 1'], strands.RUNS\n"
+        "assert fixed_app.answer('refund 2', 8) == 'done: refund 2'\n"
+        "strands.FAIL_NEXT.append(True)\n"
+        "assert fixed_app.run_support('x', 'r-1') == fixed_app.run_support('x', 'r-1') == 'done: x'\n"
+        "assert strands.RUNS == ['refund 1', 'refund 2', 'x'], strands.RUNS\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, timeout=120)
+    assert proc.stdout == b"ok\n", proc.stderr.decode()
+
+
+def test_retry_fix_refuses_non_json_results() -> None:
+    text = RETRY_SOURCE.replace("return str(support(prompt))", "return support(prompt)").replace(
+        "-> str:\n    support = StrandsAgent(system_prompt=\"You issue refunds.\")\n    return str(support(text))",
+        ":\n    support = StrandsAgent(system_prompt=\"You issue refunds.\")\n    return support(text)")
+    outcome, fixed, error = fix_text(text, frozenset({"DUP501"}))
+    assert error is None and fixed == text
+    assert [why.split(",")[0] for _, why in outcome.skipped] == [
+        "the result of `support(...)` is not known to be JSON-serialisable",
+        "the result of `run_support(...)` is not known to be JSON-serialisable"]
