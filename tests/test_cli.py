@@ -327,3 +327,9 @@ def test_no_agent_code_never_imports_libcst(tmp_path: Path) -> None:
 
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True)
     assert proc.returncode == 0 and proc.stdout.decode().strip().endswith("ok"), proc.stderr.decode()
+
+
+def test_the_project_lints_itself_clean() -> None:
+    """Dogfooding with the project's own [tool.dupguard] (fixtures are excluded there)."""
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", ".")
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()

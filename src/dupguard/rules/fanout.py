@@ -28,7 +28,7 @@ def gather_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
         replacement, fix_message = fix(model, ctx, fan)
         yield Finding(
             fan.call.node,
-            f"`{fan.call.func}` runs the stateful agent `{fan.agent.target}` (bound at line "
+            f"`{fan.call.func}` runs {fan.what} (bound at line "
             f"{ctx.line(fan.agent.statement)}) in several concurrent tasks (line {_lines(ctx, fan.runs)}): "
             f"the runs interleave on one history and repeat each other's tool calls; {ADVICE}",
             replacement=replacement, fix_message=fix_message,
@@ -43,7 +43,7 @@ def threads_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
         replacement, fix_message = fix(model, ctx, fan)
         yield Finding(
             fan.call.node,
-            f"`{fan.call.func}` runs the stateful agent `{fan.agent.target}` (bound at line "
+            f"`{fan.call.func}` runs {fan.what} (bound at line "
             f"{ctx.line(fan.agent.statement)}) in several threads at once (line {_lines(ctx, fan.runs)}): "
             f"its history is mutated concurrently and tool calls repeat; {ADVICE}",
             replacement=replacement, fix_message=fix_message,

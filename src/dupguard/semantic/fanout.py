@@ -31,13 +31,22 @@ class AgentRun:
     node: object
     agent: Binding
     in_comprehension: bool
+    shared_state: bool = False
 
 
 @dataclass(eq=False)
 class FanOut:
     call: Call
-    agent: Binding
+    agent: Binding  # the stateful agent, or the shared state (ctx/memory) the runs are given
     runs: list[AgentRun]
+
+    shared_state: bool = False  # the runs share a ctx/memory object, not an agent
+
+    @property
+    def what(self) -> str:
+        """How messages name the shared object."""
+        noun = "shared state" if self.shared_state else "stateful agent"
+        return f"the {noun} `{self.agent.target}`"
 
 
 def _entry_kind(model: Model, binding: Binding | None) -> tuple[Kind | None, Entry | None]:
@@ -77,9 +86,7 @@ def _shared_state_arg(model: Model, call: Call) -> Binding | None:
 
 
 def _runs_method(model: Model, binding: Binding, method: str | None) -> bool:
-    kind, entry = _entry_kind(model, binding)
-    if kind is Kind.MEMORY:
-        return True  # reached through _shared_state_arg: the run method was checked there
+    _, entry = _entry_kind(model, binding)
     methods = entry.run_methods if entry is not None else ()
     return method in methods if methods else method is not None
 
@@ -94,9 +101,13 @@ def _direct_runs(model: Model, fan: Call) -> Iterator[AgentRun]:
         if fan not in call.outer:
             continue
         if call.receiver and call.method:
-            binding = agent_binding(model, call.receiver, call.function) or _shared_state_arg(model, call)
+            binding = agent_binding(model, call.receiver, call.function)
             if binding is not None and _runs_method(model, binding, call.method):
                 yield AgentRun(call.node, binding, _deeper(call, fan))
+                continue
+            state = _shared_state_arg(model, call)
+            if state is not None:
+                yield AgentRun(call.node, state, _deeper(call, fan), shared_state=True)
                 continue
         if call.func and "." not in call.func:
             binding = agent_binding(model, call.func, call.function)
@@ -145,7 +156,7 @@ def _group(fan: Call, runs: list[AgentRun], many: bool) -> Iterator[FanOut]:
         by_agent.setdefault(id(run.agent), []).append(run)
     for group in by_agent.values():
         if many or len(group) > 1 or any(r.in_comprehension for r in group):
-            yield FanOut(fan, group[0].agent, group)
+            yield FanOut(fan, group[0].agent, group, shared_state=group[0].shared_state)
 
 
 def _is_async_fanout(call: Call) -> bool:
