@@ -158,3 +158,37 @@ def remove_statement(module: cst.Module, line: cst.SimpleStatementLine,
         body[index] = nxt.with_changes(leading_lines=[*line.leading_lines, *nxt.leading_lines])
         return (suite, suite.with_changes(body=body)), ""
     return (suite, suite.with_changes(body=body, footer=[*line.leading_lines, *suite.footer])), ""
+
+
+# ------------------------------------------------------------------ imports
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
+def add_imports(module: cst.Module, needed: list[tuple[str, str | None]]) -> cst.Module:
+    """``module`` with ``from mod import obj`` (or ``import mod`` when obj is None) added by
+    LibCST's ``AddImportsVisitor``, which merges with and skips existing imports.
+
+    The visitor only ever edits the module's leading import block, and its matcher-based
+    walk is slow on a whole file, so it runs on that block alone and the rest of the
+    module is reattached unchanged.
+    """
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    end = 0
+    for index, stmt in enumerate(module.body):
+        if _is_import_line(stmt):
+            end = index + 1
+        elif index == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr):
+            end = 1  # the docstring
+        else:
+            break
+    context = CodemodContext()
+    for mod, obj in needed:
+        AddImportsVisitor.add_needed_import(context, mod, obj)
+    head = module.with_changes(body=module.body[:end], footer=[])
+    new_head = AddImportsVisitor(context).transform_module(head)
+    return module.with_changes(header=new_head.header, body=[*new_head.body, *module.body[end:]])

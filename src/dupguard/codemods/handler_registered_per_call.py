@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ._command import RuleCodemod
-from ._common import Replacement, module_of, statement_expression
+from ._common import Replacement, add_imports, module_of, statement_expression
 
 if TYPE_CHECKING:
     from ..rules import RuleContext
@@ -61,7 +61,8 @@ def fix(model: "Model", ctx: "RuleContext", found: "PerCallRegistration") -> Res
     if fn is None:
         return None, "only a registration inside a function is rewritten"
     small = statement_expression(call.statement, call.node)
-    if small is None or call.outer or len(call.statement.body) != 1 or not isinstance(small.value, cst.Call):  # type: ignore[attr-defined]
+    if small is None or call.outer or len(call.statement.body) != 1 \
+            or not isinstance(small.value, cst.Call):  # type: ignore[attr-defined]
         return None, f"the `{call.func}(...)` result is used, so the call cannot be rewritten"
     node = call.node
     args = node.args
@@ -80,9 +81,6 @@ def _free_name(name: str, model: "Model") -> bool:
 
 
 def _register_once(module: cst.Module, node: cst.Call, method: str) -> Result:
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor
-
     assert isinstance(node.func, cst.Attribute)
     target = node.func.value
     handler = node.args[0].value
@@ -92,18 +90,12 @@ def _register_once(module: cst.Module, node: cst.Call, method: str) -> Result:
         cst.Arg(cst.SimpleString(f'"{method}"'), keyword=cst.Name("method"),
                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
     ], lpar=node.lpar, rpar=node.rpar)
-    new = module.deep_replace(node, new_call)
-    context = CodemodContext()
-    AddImportsVisitor.add_needed_import(context, "dupguard.runtime", "register_once")
-    new = AddImportsVisitor(context).transform_module(new)  # type: ignore[arg-type]
+    new = add_imports(module.deep_replace(node, new_call), [("dupguard.runtime", "register_once")])  # type: ignore[arg-type]
     text = f"{module.code_for_node(target)}.{method}(...)"
     return (module, new), f"Register once: `register_once(...)` instead of `{text}` on every call"
 
 
 def _once_counter(model: "Model", ctx: "RuleContext", module: cst.Module, found: "PerCallRegistration", fn) -> Result:
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor
-
     call = found.site.call
     statement = call.statement
     top_fn = fn
@@ -148,10 +140,7 @@ def _once_counter(model: "Model", ctx: "RuleContext", module: cst.Module, found:
             body.insert(index, counter.with_changes(leading_lines=blanks))
             return updated.with_changes(body=body)
 
-    new = module.visit(Transformer())
-    context = CodemodContext()
-    AddImportsVisitor.add_needed_import(context, "itertools")
-    new = AddImportsVisitor(context).transform_module(new)
+    new = add_imports(module.visit(Transformer()), [("itertools", None)])
     text = f"{call.func}(...)"
     caveat = ""
     if per_call:

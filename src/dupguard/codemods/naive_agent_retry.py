@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ._command import RuleCodemod
-from ._common import Replacement, module_of
+from ._common import Replacement, add_imports, module_of
 
 if TYPE_CHECKING:
     from ..rules import RuleContext
@@ -76,12 +76,7 @@ def _free(model: "Model", name: str, qualified: tuple[str, ...]) -> bool:
 
 
 def _add_import(module: cst.Module, name: str) -> cst.Module:
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor
-
-    context = CodemodContext()
-    AddImportsVisitor.add_needed_import(context, "dupguard.runtime", name)
-    return AddImportsVisitor(context).transform_module(module)
+    return add_imports(module, [("dupguard.runtime", name)])
 
 
 JSON_TYPES = ("str", "int", "float", "bool", "dict", "list")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 import libcst as cst
 
 from ._command import RuleCodemod
-from ._common import Replacement, module_of
+from ._common import Replacement, add_imports, module_of
 
 if TYPE_CHECKING:
     from ..rules import RuleContext
@@ -290,12 +290,7 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
     new = module.visit(Transformer())
     where = _names(functions.values())
     if session is not None:
-        from libcst.codemod import CodemodContext
-        from libcst.codemod.visitors import AddImportsVisitor
-
-        context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, "dupguard.runtime", "SessionRegistry")
-        new = AddImportsVisitor(context).transform_module(new)
+        new = add_imports(new, [("dupguard.runtime", "SessionRegistry")])
         return (module, new), (f"Keep one `{name}` per session: `{name}_sessions = SessionRegistry(...)`, "
                                f"`{name}_sessions.get(<session>)` in {where}")
     made = ", ".join(f"`{m.factory}()`" for m in sorted(group.values(), key=lambda m: m.name))
