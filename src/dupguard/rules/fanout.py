@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..semantic.fanout import async_fanouts, thread_fanouts
+from ..semantic.fanout import FanOut, async_fanouts, thread_fanouts
 from ..semantic.model import Model
 from ..semantic.ordering import unordered_writes
 from . import Finding, RuleContext, rule
@@ -16,38 +16,27 @@ ADVICE = (
 )
 
 
-def _lines(ctx: RuleContext, runs) -> str:
-    return ", ".join(str(ctx.line(r.node)) for r in runs[:3])
+def _finding(fan: FanOut, ctx: RuleContext, how: str, harm: str) -> Finding:
+    runs = ", ".join(str(ctx.line(r.node)) for r in fan.runs[:3])
+    return Finding(
+        fan.call.node,
+        f"`{fan.call.func}` runs {fan.what} (bound at line {ctx.line(fan.agent.statement)}) {how} "
+        f"(line {runs}): {harm}; {ADVICE}",
+    )
 
 
 @rule("DUP201")
 def gather_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for fan in async_fanouts(model):
-        from ..codemods.fanout_shared_agent import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = fix(model, ctx, fan)
-        yield Finding(
-            fan.call.node,
-            f"`{fan.call.func}` runs {fan.what} (bound at line "
-            f"{ctx.line(fan.agent.statement)}) in several concurrent tasks (line {_lines(ctx, fan.runs)}): "
-            f"the runs interleave on one history and repeat each other's tool calls; {ADVICE}",
-            replacement=replacement, fix_message=fix_message,
-        )
+        yield _finding(fan, ctx, "in several concurrent tasks",
+                       "the runs interleave on one history and repeat each other's tool calls")
 
 
 @rule("DUP202")
 def threads_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for fan in thread_fanouts(model):
-        from ..codemods.fanout_shared_agent import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = fix(model, ctx, fan)
-        yield Finding(
-            fan.call.node,
-            f"`{fan.call.func}` runs {fan.what} (bound at line "
-            f"{ctx.line(fan.agent.statement)}) in several threads at once (line {_lines(ctx, fan.runs)}): "
-            f"its history is mutated concurrently and tool calls repeat; {ADVICE}",
-            replacement=replacement, fix_message=fix_message,
-        )
+        yield _finding(fan, ctx, "in several threads at once",
+                       "its history is mutated concurrently and tool calls repeat")
 
 
 @rule("DUP203")
