@@ -2,8 +2,14 @@
 
 Every rule is about agent code, so a file matters only when it imports an agent or LLM
 framework (or a module the user declared in the catalog extensions), or handles raw
-``tool_calls``. The check is one compiled regular expression; libcst is not imported for
-files that fail it.
+``tool_calls``. libcst is not imported for files that fail the check.
+
+Speed matters here more than anywhere: on a typical tree almost every file stops here, so
+this search *is* the linter's cost per file (bench/RESULTS.md: the standard library is 12 MB
+of text). The obvious single pattern ``^[ \\t]*(?:from|import)…|\\btool_calls\\b`` makes the
+regex engine try both branches at every character (≈ 12 MB/s). Instead: ``tool_calls`` is a
+plain substring test first, and the import pattern starts with a literal newline, which the
+engine finds with a fast scan (≈ 9× faster on the standard library, same answers).
 """
 
 from __future__ import annotations
@@ -11,18 +17,22 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .semantic.catalog_data import FRAMEWORK_MODULES
+_TOOL_CALLS = re.compile(r"\btool_calls\b")
 
 
 @lru_cache(maxsize=8)
 def _pattern(extra_modules: tuple[str, ...]) -> re.Pattern[str]:
+    # imported here, not at module level: the catalog is big, and a cache hit needs no pattern
+    from .semantic.catalog_data import FRAMEWORK_MODULES
+
     modules = sorted(set(FRAMEWORK_MODULES) | set(extra_modules), key=len, reverse=True)
     alternatives = "|".join(re.escape(m) for m in modules)
-    return re.compile(
-        rf"^[ \t]*(?:from|import)[ \t]+(?:{alternatives})\b|\btool_calls\b",
-        re.MULTILINE,
-    )
+    # "\n" + indentation + from/import at the start of a line; might_matter() puts a "\n" in
+    # front of the text so that the first line counts too (the same lines as ``^`` with re.M)
+    return re.compile(rf"\n[ \t]*(?:from|import)[ \t]+(?:{alternatives})\b")
 
 
 def might_matter(text: str, extra_modules: tuple[str, ...] = ()) -> bool:
-    return _pattern(extra_modules).search(text) is not None
+    if "tool_calls" in text and _TOOL_CALLS.search(text) is not None:
+        return True
+    return _pattern(extra_modules).search("\n" + text) is not None
