@@ -1559,6 +1559,151 @@ REGISTRATIONS: tuple[Registration, ...] = (
     ),
 )
 
+# --------------------------------------------------------------------------------------------
+# Model clients and per-session stores of the frameworks above, and multi-agent wrappers: added
+# so that a module-level LLM (the commonest shared object) is known to be safe, and so that a
+# per-session store built with a constant key reaches DUP103.
+# --------------------------------------------------------------------------------------------
+_MORE = (
+    Entry(
+        names=(
+            "llama_index.llms.openai.OpenAI",
+            "llama_index.llms.openai.base.OpenAI",
+            "llama_index.llms.anthropic.Anthropic",
+            "llama_index.llms.anthropic.base.Anthropic",
+        ),
+        kind=STATELESS,
+        framework="llama_index",
+        version="llama-index-llms-openai 0.8.3; llama-index-llms-anthropic 0.12.3",
+        source="llama_index/llms/openai/base.py",
+        why="an LLM wrapper (model, api key, client); chat()/achat() send the messages they "
+        "are passed and append to nothing on self.",
+        run_methods=("chat", "achat", "complete", "acomplete", "stream_chat", "astream_chat"),
+    ),
+    Entry(
+        names=(
+            "autogen.OpenAIWrapper",
+            "autogen.oai.OpenAIWrapper",
+            "autogen.oai.client.OpenAIWrapper",
+        ),
+        kind=STATELESS,
+        framework="autogen",
+        version="ag2 0.14.0",
+        source="autogen/oai/client.py",
+        why="holds the client list built from config_list plus usage summaries; create() "
+        "sends the messages it is given, the conversation lives on the agents.",
+        run_methods=("create",),
+    ),
+    Entry(
+        names=(
+            "strands.multiagent.Swarm",
+            "strands.multiagent.swarm.Swarm",
+            "strands.multiagent.graph.Graph",
+            "strands.multiagent.GraphBuilder.build",
+            "strands.multiagent.graph.GraphBuilder.build",
+        ),
+        kind=AGENT,
+        framework="strands",
+        version=_ST,
+        source="strands/multiagent/swarm.py",
+        why="each invocation replaces self.state (SwarmState / GraphState) and resets and "
+        "runs the node agents, which are stateful strands.Agent objects, so two concurrent "
+        "invocations overwrite each other's state.",
+        run_methods=("__call__", "invoke_async", "stream_async"),
+    ),
+    Entry(
+        names=(
+            "strands.models.BedrockModel",
+            "strands.models.bedrock.BedrockModel",
+            "strands.models.openai.OpenAIModel",
+        ),
+        kind=STATELESS,
+        framework="strands",
+        version=_ST + " (with the openai extra)",
+        source="strands/models/bedrock.py",
+        why="model config and a client; stream() formats the messages the agent passes and "
+        "keeps no history (the history is Agent.messages).",
+    ),
+    Entry(
+        names=(
+            "langchain_community.chat_message_histories.RedisChatMessageHistory",
+            "langchain_community.chat_message_histories.redis.RedisChatMessageHistory",
+            "langchain_community.chat_message_histories.SQLChatMessageHistory",
+            "langchain_community.chat_message_histories.sql.SQLChatMessageHistory",
+            "langchain_community.chat_message_histories.PostgresChatMessageHistory",
+        ),
+        kind=MEMORY,
+        framework="langchain_core",
+        version=_LCCOM,
+        source="langchain_community/chat_message_histories/redis.py",
+        why="bound to one conversation by its first argument session_id (messages stored "
+        "under key_prefix + session_id); add_message() appends to that conversation.",
+        run_methods=("add_message", "add_messages", "aadd_messages", "add_user_message", "add_ai_message"),
+        session_kwargs=("session_id", "0"),
+    ),
+    Entry(
+        names=(
+            "langgraph.checkpoint.sqlite.SqliteSaver",
+            "langgraph.checkpoint.sqlite.SqliteSaver.from_conn_string",
+            "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
+            "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver.from_conn_string",
+            "langgraph.checkpoint.postgres.PostgresSaver",
+            "langgraph.checkpoint.postgres.PostgresSaver.from_conn_string",
+            "langgraph.checkpoint.postgres.aio.AsyncPostgresSaver",
+            "langgraph.checkpoint.postgres.aio.AsyncPostgresSaver.from_conn_string",
+        ),
+        kind=STATELESS,
+        framework="langgraph",
+        version="langgraph-checkpoint-sqlite 3.1.2; langgraph-checkpoint-postgres 3.2.0",
+        source="langgraph/checkpoint/sqlite/__init__.py",
+        why="checkpoint rows are keyed by thread_id (and checkpoint_ns) from the run config; "
+        "one saver per process is the design.",
+        session_kwargs=("thread_id",),
+    ),
+    Entry(
+        names=(
+            "smolagents.InferenceClientModel",
+            "smolagents.models.InferenceClientModel",
+            "smolagents.OpenAIServerModel",
+            "smolagents.models.OpenAIServerModel",
+            "smolagents.OpenAIModel",
+            "smolagents.AzureOpenAIServerModel",
+            "smolagents.LiteLLMModel",
+            "smolagents.models.LiteLLMModel",
+        ),
+        kind=STATELESS,
+        framework="smolagents",
+        version=_SA,
+        source="smolagents/models.py",
+        why="client config (model_id, client_kwargs); generate() sends the messages the "
+        "agent passes and appends nothing to self.",
+        run_methods=("generate", "generate_stream", "__call__"),
+    ),
+    Entry(
+        names=("crewai.LLM", "crewai.llm.LLM"),
+        kind=STATELESS,
+        framework="crewai",
+        version=_CR,
+        source="crewai/llm.py",
+        why="model name and parameters plus token-usage counters; call() sends the messages "
+        "it is passed and keeps no history.",
+        run_methods=("call", "acall"),
+    ),
+    Entry(
+        names=(
+            "semantic_kernel.connectors.ai.open_ai.OpenAIChatCompletion",
+            "semantic_kernel.connectors.ai.open_ai.AzureChatCompletion",
+        ),
+        kind=STATELESS,
+        framework="semantic_kernel",
+        version=_SK,
+        source="semantic_kernel/connectors/ai/open_ai/services/open_ai_chat_completion.py",
+        why="an AI service (client, model id); get_chat_message_contents(chat_history, ...) "
+        "reads the ChatHistory it is given and keeps none.",
+        run_methods=("get_chat_message_contents", "get_streaming_chat_message_contents"),
+    ),
+)
+
 ENTRIES: tuple[Entry, ...] = (
     *_LLAMA_INDEX,
     *_AUTOGEN_02,
@@ -1575,6 +1720,7 @@ ENTRIES: tuple[Entry, ...] = (
     *_AGNO_ENTRIES,
     *_SEMANTIC_KERNEL,
     *_PLAIN_CLIENTS,
+    *_MORE,
 )
 
 # Top-level import names (dotted where the distribution is a namespace package) whose import
