@@ -208,7 +208,7 @@ _LLAMA_INDEX = (
         "into it.",
         run_methods=_LI_WF_RUN,
         state_kwargs=("ctx", "memory"),
-        tools_kwargs=("tools_or_functions", "agents"),
+        tools_kwargs=("tools_or_functions",),
     ),
     Entry(
         names=(
@@ -411,6 +411,7 @@ _AUTOGEN_02 = (
         "send/receive; initiate_chat(clear_history=True) wipes it at the start, so two "
         "concurrent chats on the same pair clear and interleave each other's tool_calls.",
         run_methods=_AG2_RUN,
+        tools_kwargs=("functions",),
     ),
     Entry(
         names=(
@@ -424,7 +425,6 @@ _AUTOGEN_02 = (
         source="autogen/agentchat/groupchat.py",
         why="a dataclass holding self.messages; append() adds every message of the chat and "
         "reset() clears it, so one GroupChat shared by requests is one transcript.",
-        tools_kwargs=("agents",),
     ),
     Entry(
         names=(
@@ -523,7 +523,6 @@ _AUTOGEN_AGENTCHAT = (
         "message thread across run() calls (reset() clears them) and raises 'The team is "
         "already running' on a concurrent run via self._is_running.",
         run_methods=_AC_TEAM_RUN,
-        tools_kwargs=("participants",),
     ),
     Entry(
         names=(
