@@ -370,7 +370,9 @@ def render_tables() -> str:
         receivers = ", ".join(f"`{x}`" for x in r.receivers) or "any"
         out.append(f"| `{r.method}` | {r.framework} | {receivers} | {_cell(r.version)} | "
                    f"`{r.source}` | {_cell(r.why)} |")
-    out += ["", "FRAMEWORK_MODULES: " + ", ".join(f"`{m}`" for m in FRAMEWORK_MODULES), ""]
+    out += ["", "FRAMEWORK_MODULES: " + ", ".join(f"`{m}`" for m in FRAMEWORK_MODULES), "",
+            f"{sum(len(e.names) for e in ENTRIES)} names in {len(ENTRIES)} entries, "
+            f"{len(REGISTRATIONS)} registrations.", ""]
     return "\n".join(out)
 
 
