@@ -16,26 +16,30 @@ ADVICE = (
 )
 
 
-def _finding(fan: FanOut, ctx: RuleContext, how: str, harm: str) -> Finding:
+def _finding(model: Model, fan: FanOut, ctx: RuleContext, how: str, harm: str) -> Finding:
     runs = ", ".join(str(ctx.line(r.node)) for r in fan.runs[:3])
+    from ..codemods.fanout_shared_agent import fix  # libcst.codemod: only when needed
+
+    replacement, fix_message = fix(model, ctx, fan)
     return Finding(
         fan.call.node,
         f"`{fan.call.func}` runs {fan.what} (bound at line {ctx.line(fan.agent.statement)}) {how} "
         f"(line {runs}): {harm}; {ADVICE}",
+        replacement=replacement, fix_message=fix_message,
     )
 
 
 @rule("DUP201")
 def gather_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for fan in async_fanouts(model):
-        yield _finding(fan, ctx, "in several concurrent tasks",
+        yield _finding(model, fan, ctx, "in several concurrent tasks",
                        "the runs interleave on one history and repeat each other's tool calls")
 
 
 @rule("DUP202")
 def threads_shared_agent(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for fan in thread_fanouts(model):
-        yield _finding(fan, ctx, "in several threads at once",
+        yield _finding(model, fan, ctx, "in several threads at once",
                        "its history is mutated concurrently and tool calls repeat")
 
 
