@@ -42,8 +42,8 @@ REDELIVERING_TAKES = {"receive_message", "receive_messages", "xreadgroup", "basi
 QUEUE_TAKES = {"reserve", "pull", "get", "get_nowait", "dequeue", "pop", "fetch", "receive"}
 # of those, the ones that redeliver on their own (beanstalkd TTR, Pub/Sub ack deadline)
 REDELIVERING_QUEUE_TAKES = {"reserve", "pull", "receive"}
-QUEUE_WORDS = ("queue", "jobs", "tasks", "inbox", "beanstalk", "tube", "consumer", "subscriber",
-               "subscription", "broker", "mq", "work")
+QUEUE_WORDS = {"q", "sqs", "queue", "queues", "job", "jobs", "task", "tasks", "inbox", "beanstalk", "beanstalkd",
+               "tube", "consumer", "subscriber", "subscription", "sub", "broker", "mq", "work", "worklist", "backlog"}
 ACK_METHODS = {"ack", "acknowledge", "basic_ack", "delete_message", "delete_message_batch", "xack", "lrem",
                "complete_message", "ack_message", "mark_done", "acknowledge_message"}
 RENEW_METHODS = {"change_message_visibility", "change_message_visibility_batch", "touch", "renew",
@@ -67,7 +67,7 @@ class Redelivery:
 
 def _queue_like(text: str) -> bool:
     last = text.replace("()", "").replace("[]", "").rsplit(".", 1)[-1].lower()
-    return last in ("q", "sqs") or any(w in last for w in QUEUE_WORDS)
+    return any(token in QUEUE_WORDS for token in last.split("_"))
 
 
 def _in_process(model: Model, call: Call) -> bool:

@@ -165,9 +165,10 @@ def _arg_names(call: Call) -> set[str]:
     out: set[str] = set()
     for arg in call.args:
         out |= names_in(arg.node)
-    if call.receiver:
-        head = call.receiver.split(".")[0].replace("()", "").replace("[]", "")
-        out.add(head)
+    # the receiver does not count: a fresh agent per attempt still re-runs the same tools; a
+    # callable picked per iteration (``fn = TOOLS[name]; fn(**args)``) does
+    if call.method is None and call.func and "." not in call.func and "(" not in call.func:
+        out.add(call.func.replace("[]", ""))
     return out
 
 
@@ -200,13 +201,49 @@ def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
             continue
         if _arg_names(call) & _variant_names(model, loop, call):
             continue  # each iteration runs something new: a work list or a model↔tool loop
-        if shape == "tenacity" or _retry_try(loop, call):
+        if reads_input(model, loop):
+            return None  # a REPL / chat loop: every iteration answers a new message
+        if shape == "tenacity" or (_retry_try(loop, call) and (shape != "while" or _exits_on_success(loop, call))):
             return run
         if shape == "counted" and _small_count(loop) and not _collected(call) and (
             "_" == target_words or any(w in target_words for w in RETRY_TARGET_WORDS)
         ):
             return run
     return None
+
+
+INPUT_FUNCS = {"input", "builtins.input", "rich.prompt.Prompt.ask", "click.prompt", "typer.prompt"}
+INPUT_METHODS = {"receive", "receive_text", "receive_json", "receive_bytes", "recv", "recv_json", "readline",
+                 "read_message", "get_message", "next_message", "wait_for_message"}
+
+
+def reads_input(model: Model, loop: Loop) -> bool:
+    """Does each iteration read a new message (``input()``, ``await ws.receive_text()``)?"""
+    for call in model.calls:
+        if loop in call.loops and call.function is loop.function:
+            if call.func in INPUT_FUNCS or call.callee in INPUT_FUNCS or call.method in INPUT_METHODS:
+                return True
+    return False
+
+
+def _exits_on_success(loop: Loop, call: Call) -> bool:
+    """A ``while`` retry stops once an attempt succeeds: ``return agent.run(...)``, a ``break``
+    or ``return`` in the ``try`` body, a ``break`` anywhere in the loop, or a counter/flag test.
+    Without one it is a periodic job, not a retry."""
+    if loop.has_break or type(call.statement).__name__ == "Return" or _returns(call.statement):
+        return True
+    for frame in call.trys:
+        if frame.part == "body":
+            for stmt in getattr(frame.node.body, "body", ()):  # type: ignore[attr-defined]
+                if _returns(stmt):
+                    return True
+    test = getattr(loop.node, "test", None)
+    return test is not None and type(test).__name__ in ("Comparison", "UnaryOperation", "Name") and not loop.while_true
+
+
+def _returns(stmt: "cst.CSTNode") -> bool:
+    smalls = getattr(stmt, "body", ()) if type(stmt).__name__ == "SimpleStatementLine" else ()
+    return any(type(s).__name__ in ("Return", "Break") for s in smalls)
 
 
 def _collected(call: Call) -> bool:

@@ -86,6 +86,12 @@ NOT_EXECUTIONS = {
     "dumps", "loads", "format", "emit", "isinstance", "str", "repr", "dict", "len", "json",
 }
 
+# verbs of calls that look at a tool call without executing it
+NOT_EXECUTION_RE = re.compile(
+    r"^_*(log|record|trace|track|emit|validate|check|verify|parse|format|render|serialize|to_|display|show|"
+    r"print|debug|notify|audit|describe|summari[sz]e|count|measure|observe|report|append|add|store|save|cache)",
+    re.I,
+)
 # Calls that check or record an idempotency key. Matched on the last name of the callee.
 GUARD_CALL_RE = re.compile(
     r"(already|is|was|been|has)_?(been_)?(processed|handled|done|seen|executed|run|completed|applied|delivered)"
@@ -206,6 +212,14 @@ def _file_has_tool_node(model: Model) -> bool:
 
 def agent_run(model: Model, call: Call) -> str | None:
     """``"agent.achat"`` when ``call`` runs an agent turn (tools included), else None."""
+    cache: dict[int, str | None] = model.__dict__.setdefault("_dup5_agent_run", {})
+    key = id(call)
+    if key not in cache:
+        cache[key] = _agent_run(model, call)
+    return cache[key]
+
+
+def _agent_run(model: Model, call: Call) -> str | None:
     fn = call.function
     if call.method and call.receiver:
         entry, known = receiver_entry(model, call.receiver, fn)
@@ -267,28 +281,25 @@ def _mentions_name_key(node: "cst.CSTNode") -> bool:
     return "name" in _text(node).lower()
 
 
-def _text(node: "cst.CSTNode", limit: int = 400) -> str:
-    """A short source-ish rendering of a small expression, for word checks only."""
+def _text(node: "cst.CSTNode", limit: int = 60) -> str:
+    """Names, attributes and string literals of a small expression (``call "function" "name"``),
+    for word checks only. Follows subscripts, calls and their arguments; nothing else."""
     out: list[str] = []
-
-    def walk(n: "cst.CSTNode") -> None:
-        if len(out) > limit:
-            return
+    stack = [node]
+    while stack and len(out) < limit:
+        n = stack.pop()
         kind = type(n).__name__
-        if kind == "Name":
-            out.append(n.value)  # type: ignore[attr-defined]
-        elif kind == "SimpleString":
+        if kind == "Name" or kind == "SimpleString":
             out.append(n.value)  # type: ignore[attr-defined]
         elif kind == "Attribute":
-            walk(n.value)  # type: ignore[attr-defined]
             out.append("." + n.attr.value)  # type: ignore[attr-defined]
-            return
-        for child in n.children:
-            if kind == "Attribute":
-                break
-            walk(child)
-
-    walk(node)
+            stack.append(n.value)  # type: ignore[attr-defined]
+        elif kind == "Subscript":
+            stack.extend(e.slice.value for e in n.slice if hasattr(e.slice, "value"))  # type: ignore[attr-defined]
+            stack.append(n.value)  # type: ignore[attr-defined]
+        elif kind == "Call":
+            stack.extend(a.value for a in n.args)  # type: ignore[attr-defined]
+            stack.append(n.func)  # type: ignore[attr-defined]
     return " ".join(out)
 
 
@@ -315,6 +326,14 @@ def names_in(node: "cst.CSTNode") -> set[str]:
 
 def tool_execution(model: Model, call: Call) -> str | None:
     """``"execute_tool_call"`` / ``"TOOLS[...]"`` when ``call`` executes a tool, else None."""
+    cache: dict[int, str | None] = model.__dict__.setdefault("_dup5_tool_exec", {})
+    key = id(call)
+    if key not in cache:
+        cache[key] = _tool_execution(model, call)
+    return cache[key]
+
+
+def _tool_execution(model: Model, call: Call) -> str | None:
     if (call.callee or "").startswith("dupguard."):
         return None
     name = _last(call.method or call.func)
@@ -325,9 +344,10 @@ def tool_execution(model: Model, call: Call) -> str | None:
     if func.endswith("[]") and _is_dispatch_table(func[:-2].rsplit(".", 1)[-1]):
         return func[:-2] + "[...]"
     # fn = TOOL_MAP[call["function"]["name"]]; fn(**args)   /   fn = registry.get(name)
-    if func and "." not in func and "(" not in func and "[" not in func:
+    if func and "." not in func and "(" not in func and "[" not in func and call.callee is None \
+            and call.function is not None and func in call.function.local_names:
         binding = model.local_binding(func, call.function)
-        if binding is not None and binding.function is call.function and call.function is not None:
+        if binding is not None and binding.function is call.function:
             base = _subscript_base(binding.value)
             if base is not None and (_is_dispatch_table(base) or _mentions_name_key(binding.value)):
                 return f"{func} (from {base}[...])"
@@ -347,7 +367,8 @@ def tool_execution(model: Model, call: Call) -> str | None:
             if entry is None or entry.kind is Kind.TOOL:
                 return f"{call.receiver}.{call.method}".replace("[]", "[...]")
     # execute(call.function.name, json.loads(call.function.arguments))
-    if name and name not in NOT_EXECUTIONS and len(call.args) >= 2 and _fed_a_tool_call(model, call):
+    if name and name not in NOT_EXECUTIONS and not NOT_EXECUTION_RE.match(name) and len(call.args) >= 2 \
+            and _fed_a_tool_call(model, call):
         return (call.func or name).replace("[]", "[...]")
     return None
 
@@ -514,24 +535,26 @@ def direct_run(model: Model, call: Call) -> Run | None:
     return None
 
 
-def helper_runs(model: Model, fn: Function, depth: int = 0, seen: set[int] | None = None) -> list[Run]:
-    """Unguarded agent runs / tool executions inside a module-local function (and the
-    functions it calls, three levels deep)."""
-    seen = seen if seen is not None else set()
-    if depth > 3 or id(fn) in seen:
-        return []
-    seen.add(id(fn))
+def helper_runs(model: Model, fn: Function) -> list[Run]:
+    """Unguarded agent runs / tool executions inside a module-local function, and inside the
+    module-local functions it calls (memoised per function; a call cycle contributes nothing)."""
+    cache: dict[int, list[Run] | None] = model.__dict__.setdefault("_dup5_helper_runs", {})
+    key = id(fn)
+    if key in cache:
+        return cache[key] or []
+    cache[key] = None  # in progress: a recursive call sees no runs
     out: list[Run] = []
     for call in fn.calls:
         if call.function is not fn:
             continue
-        run = run_at(model, call, depth + 1, seen)
+        run = run_at(model, call)
         if run is not None and not call_guarded(model, run.call):
             out.append(run)
+    cache[key] = out
     return out
 
 
-def run_at(model: Model, call: Call, depth: int = 0, seen: set[int] | None = None) -> Run | None:
+def run_at(model: Model, call: Call) -> Run | None:
     """The run a call starts: itself, or the first unguarded run inside the helper it calls."""
     run = direct_run(model, call)
     if run is not None:
@@ -539,10 +562,10 @@ def run_at(model: Model, call: Call, depth: int = 0, seen: set[int] | None = Non
     helper = model.called_function(call)
     if helper is None or helper is call.function:
         return None
-    inner = helper_runs(model, helper, depth, seen)
+    inner = helper_runs(model, helper)
     if inner:
         first = inner[0]
-        return Run(call, f"{first.what} inside `{helper.name}()`", first.kind, first.inner)
+        return Run(call, f"{first.what} inside `{helper.name}()`", first.kind, first.inner, first.node)
     return None
 
 

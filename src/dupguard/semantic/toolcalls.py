@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from .builder import dotted
 from .model import Call, Function, Loop, Model
-from .retries import _loop_targets, loop_iterable
+from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import (
     BATCH_EXEC_RE, _comparison_parts, _last, _runtime_receiver, call_guarded, call_index, direct_run,
     helper_runs, is_guard_call, is_model_call, is_seen_test, names_in, tool_execution,
@@ -142,6 +142,10 @@ def _try_then_handler(first: Site, second: Site) -> bool:
 def _can_follow(model: Model, first: Site, second: Site) -> bool:
     if _try_then_handler(first, second):
         return True
+    own_first = [t for t in first.call.conditions if not any(t is u for u in second.call.conditions)]
+    own_second = [t for t in second.call.conditions if not any(t is u for u in first.call.conditions)]
+    if own_first and own_second:
+        return False  # each under its own condition: most likely a partition (read-only / writes)
     a, b = _branch_of(first), _branch_of(second)
     shorter = min(len(a), len(b))
     if a[:shorter] != b[:shorter]:
@@ -220,8 +224,8 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
             continue
         model_call = next((c for c in inside if is_model_call(model, c)), None)
-        if model_call is None:
-            continue
+        if model_call is None or reads_input(model, loop):
+            continue  # no model, or a chat/REPL loop that waits for the user every round
         execution = what = None
         for call in inside:
             run = direct_run(model, call)
