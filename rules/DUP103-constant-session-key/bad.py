@@ -40,3 +40,9 @@ async def stream(payload: dict):
     async for chunk in graph.astream({"messages": [("user", payload["message"])]},
                                      {"configurable": {"thread_id": "main", "user_id": payload["user"]}}):  # error: DUP103
         yield chunk
+
+
+@app.post("/whatsapp")
+async def whatsapp(payload: dict):
+    session = SQLiteSession("whatsapp", "conversations.db")  # error: DUP103
+    return await Runner.run(assistant, payload["text"], session=session)

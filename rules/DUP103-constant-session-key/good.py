@@ -33,3 +33,9 @@ def run_eval():
 
 if __name__ == "__main__":
     graph.invoke({"messages": [("user", "hello")]}, {"configurable": {"thread_id": "cli"}})
+
+
+@app.post("/whatsapp/{sender}")
+async def whatsapp(sender: str, payload: dict):
+    session = SQLiteSession(sender, "conversations.db")
+    return await Runner.run(assistant, payload["text"], session=session)

@@ -25,6 +25,7 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
         for b in model.bindings:
             if b.scope == "module" and b.statement is key.statement:
                 module_configs.setdefault(b.target, key)
+    yield from _positional_keys(model)
     if not module_configs:
         return
     reported: set[int] = set()
@@ -39,3 +40,22 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
             if binding is not None and binding.scope == "module":
                 reported.add(id(key))
                 yield key, call
+
+
+def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
+    """A literal passed where the catalog says a constructor takes its key positionally
+    (``session_kwargs`` holding an index: ``SQLiteSession("whatsapp", "chats.db")``)."""
+    import libcst as cst
+
+    for call in model.calls:
+        entry = model.entry_for_call(call)
+        if entry is None or call.in_main or not model.is_concurrent_context(call.function):
+            continue
+        names = [k for k in entry.session_kwargs if not k.isdigit()] or ["session key"]
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for index in (int(k) for k in entry.session_kwargs if k.isdigit()):
+            if index < len(positional) and isinstance(positional[index].node, (cst.SimpleString, cst.Integer)):
+                yield ConstantKey(
+                    key=names[0], value=positional[index].node, function=call.function,
+                    statement=call.statement, call=call, in_main=False,
+                ), None
