@@ -49,6 +49,8 @@ ACK_METHODS = {"ack", "acknowledge", "basic_ack", "delete_message", "delete_mess
 RENEW_METHODS = {"change_message_visibility", "change_message_visibility_batch", "touch", "renew",
                  "extend_lease", "renew_lease", "heartbeat", "modify_ack_deadline", "renew_message_lock",
                  "xclaim", "xautoclaim"}
+CELERY_ONLY_OPTIONS = {"acks_late", "autoretry_for", "reject_on_worker_lost", "retry_backoff", "retry_kwargs",
+                       "acks_on_failure_or_timeout", "retry_jitter", "retry_backoff_max"}
 IN_PROCESS_QUEUES = {"queue.Queue", "queue.SimpleQueue", "queue.LifoQueue", "queue.PriorityQueue",
                      "asyncio.Queue", "asyncio.LifoQueue", "asyncio.PriorityQueue", "multiprocessing.Queue",
                      "multiprocessing.JoinableQueue", "multiprocessing.SimpleQueue", "janus.Queue"}
@@ -94,6 +96,18 @@ def _take_kind(model: Model, call: Call) -> str | None:
             return None  # dict.get(key), list.pop(i)
         return "redelivers" if method in REDELIVERING_QUEUE_TAKES else "needs-ack"
     return None
+
+
+def takes_jobs(model: Model, call: Call) -> bool:
+    """Does this call take a job from a queue (any queue, in-process ones included)?"""
+    if not call.method or not call.receiver:
+        return False
+    if call.method in REDELIVERING_TAKES:
+        return True
+    positional = [a for a in call.args if a.keyword is None]
+    return call.method in QUEUE_TAKES and _queue_like(call.receiver) and not (
+        call.method in ("get", "pop") and positional
+    )
 
 
 def _same_turn(take: Call, call: Call) -> bool:
@@ -146,6 +160,8 @@ def _framework(model: Model, dec: Decorator) -> str | None:
         return "celery"
     if "." not in text or method not in ep.WORKER_METHODS:
         return None
+    if method == "task" and dec.call is not None and any(a.keyword in CELERY_ONLY_OPTIONS for a in dec.call.args):
+        return "celery"  # ``@app.task(acks_late=True)`` with ``app`` from the project's celery module
     receiver = text.rsplit(".", 1)[0]
     binding = model.module_binding(receiver)
     bound = (binding.value_call.callee or "") if binding is not None and binding.value_call is not None else ""

@@ -26,6 +26,7 @@ retrying 1.3 (``retrying.retry``), retry 0.9 (``retry.retry``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
@@ -48,7 +49,11 @@ RETRYING_ITERABLES = {
 COUNTED_ITERABLES = {"range", "builtins.range", "itertools.count", "itertools.repeat"}
 RETRY_TARGET_WORDS = ("attempt", "retry", "retries", "tries", "try_", "trial")
 # keyword arguments that make a retry decorator try only once
-SINGLE_ATTEMPT = {"max_tries": 1, "attempts": 1, "stop_max_attempt_number": 1, "tries": 1}
+SINGLE_ATTEMPT = {"max_tries": 1, "attempts": 1, "stop_max_attempt_number": 1, "tries": 1, "max_attempts": 1,
+                  "max_retries": 0, "retries": 0}
+# the project's own retry decorators (``@async_retry(max_retries=5)``, ``@with_retries``): by name
+RETRY_NAME_RE = re.compile(r"retry|retries|retrying|backoff", re.I)
+NOT_RETRY_RE = re.compile(r"^_*(no|without|skip|disable)_?retr", re.I)
 
 
 @dataclass(eq=False)
@@ -273,13 +278,31 @@ def _single_attempt(dec: Decorator) -> bool:
 def retry_decorators(model: Model) -> Iterator[Retry]:
     for fn in model.functions:
         for dec in fn.decorators:
-            if dec.callee not in RETRY_DECORATORS or _single_attempt(dec):
+            last = (dec.dotted or "").rsplit(".", 1)[-1]
+            named = bool(RETRY_NAME_RE.search(last)) and not NOT_RETRY_RE.match(last) and dec.dotted is not None
+            if (dec.callee not in RETRY_DECORATORS and not (named and _project_decorator(model, dec))) \
+                    or _single_attempt(dec):
                 continue
             run = _decorated_run(model, fn)
             if run is not None:
                 label = f"@{dec.dotted}(...)" if dec.call is not None else f"@{dec.dotted}"
                 yield Retry(dec.node, "decorator", f"`{label}`", run)
             break
+
+
+def _project_decorator(model: Model, dec: Decorator) -> bool:
+    """A retry decorator of the project (defined here or imported from a non-library module),
+    not a library decorator that merely mentions retries (``celery``'s ``autoretry``…)."""
+    callee = dec.callee or ""
+    if not callee:
+        return "." not in (dec.dotted or "")
+    root = callee.split(".")[0]
+    return root not in LIBRARY_ROOTS
+
+
+LIBRARY_ROOTS = {"celery", "dramatiq", "rq", "huey", "tenacity", "backoff", "stamina", "retrying", "retry",
+                 "urllib3", "requests", "httpx", "aiohttp", "google", "botocore", "boto3", "openai", "anthropic",
+                 "langchain", "langchain_core", "llama_index", "autogen", "strands", "agents", "pydantic_ai"}
 
 
 def _decorated_run(model: Model, fn: Function) -> Run | None:

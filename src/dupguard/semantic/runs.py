@@ -366,11 +366,40 @@ def _tool_execution(model: Model, call: Call) -> str | None:
             entry, _ = receiver_entry(model, call.receiver, call.function)
             if entry is None or entry.kind is Kind.TOOL:
                 return f"{call.receiver}.{call.method}".replace("[]", "[...]")
+    # execute(call) for call in msg.tool_calls
+    if name and GENERIC_EXEC_RE.match(name) and _fed_a_tool_call_object(call):
+        return (call.func or name).replace("[]", "[...]")
     # execute(call.function.name, json.loads(call.function.arguments))
     if name and name not in NOT_EXECUTIONS and not NOT_EXECUTION_RE.match(name) and len(call.args) >= 2 \
             and _fed_a_tool_call(model, call):
         return (call.func or name).replace("[]", "[...]")
     return None
+
+
+GENERIC_EXEC_RE = re.compile(
+    r"^_*a?(execute|exec|run|call|invoke|dispatch|handle|process|perform)"
+    r"(_(one|single|each|call|it|tool\w*|function\w*))?$"
+)
+TOOL_CALLS_ITERABLE_RE = re.compile(r"tool_?calls?|tool_?uses?|function_?calls?", re.I)
+
+
+def _fed_a_tool_call_object(call: Call) -> bool:
+    """A positional argument is the variable of a loop over a response's tool calls."""
+    names = {a.dotted for a in call.args if a.keyword is None and a.dotted and "." not in a.dotted}
+    if not names:
+        return False
+    for loop in call.loops:
+        node = loop.node
+        kind = type(node).__name__
+        if kind == "For":
+            target, iterable = node.target, node.iter  # type: ignore[attr-defined]
+        elif kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
+            target, iterable = node.for_in.target, node.for_in.iter  # type: ignore[attr-defined]
+        else:
+            continue
+        if (dotted(target) or "") in names and TOOL_CALLS_ITERABLE_RE.search(_text(iterable)):
+            return True
+    return False
 
 
 def _fed_a_tool_call(model: Model, call: Call) -> bool:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from .builder import dotted
 from .model import Call, Function, Loop, Model
+from .queues import takes_jobs
 from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import (
     BATCH_EXEC_RE, _comparison_parts, _last, _runtime_receiver, call_guarded, call_index, direct_run,
@@ -224,8 +225,10 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
             continue
         model_call = next((c for c in inside if is_model_call(model, c)), None)
-        if model_call is None or reads_input(model, loop):
-            continue  # no model, or a chat/REPL loop that waits for the user every round
+        if model_call is None or reads_input(model, loop) or any(
+            takes_jobs(model, c) for c in inside if c.function is loop.function
+        ):
+            continue  # no model, or a chat/REPL/worker loop: every round starts from a new message
         execution = what = None
         for call in inside:
             run = direct_run(model, call)
