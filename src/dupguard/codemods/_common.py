@@ -136,8 +136,9 @@ def remove_statement(module: cst.Module, line: cst.SimpleStatementLine,
                      small: cst.BaseSmallStatement) -> tuple[Replacement | None, str]:
     """Remove one small statement (``x.append(m)``), and its line when it is alone on it.
 
-    The comment at the end of the removed line goes with it; comment lines above it move to
-    the next statement (or the end of the block), with the blank lines around them.
+    The comment at the end of the removed line goes with it; the lines above it (comments,
+    blank lines) stay where they are: they move to the next statement (or the end of the
+    block), so only the statement's own line disappears.
     """
     if len(line.body) > 1:
         body = [s for s in line.body if s is not small]
@@ -145,7 +146,7 @@ def remove_statement(module: cst.Module, line: cst.SimpleStatementLine,
             # ``a(); b()`` minus ``b()``: ``a()`` loses its semicolon
             body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         return (line, line.with_changes(body=body)), ""
-    if not _has_comment(line.leading_lines):
+    if not line.leading_lines:
         return (line, cst.RemoveFromParent()), ""
     suite = parent_of(module, line)
     if not isinstance(suite, (cst.IndentedBlock, cst.Module)):

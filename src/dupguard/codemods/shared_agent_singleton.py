@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 import libcst as cst
 
 from ._command import RuleCodemod
-from ._common import Replacement, add_imports, module_of
+from ._common import Replacement, _is_import_line, add_imports, module_of
 
 if TYPE_CHECKING:
     from ..rules import RuleContext
@@ -106,7 +106,8 @@ def _remove_unused_imports(module: cst.Module, names: set[str], model: "Model") 
             mod, _, obj = qualified.rpartition(".")
             RemoveImportsVisitor.remove_unused_import(context, mod, obj, None if obj == name else name)
     new = RemoveImportsVisitor(context).transform_module(module)
-    if new.body and new.body[0] is not module.body[0] and not new.header:
+    if new.body and len(new.body) < len(module.body) and _is_import_line(module.body[0]) \
+            and new.body[0].deep_equals(module.body[1]):
         # the removed import opened the file: do not leave it starting with blank lines
         first = new.body[0]
         lines = list(first.leading_lines)
