@@ -82,3 +82,23 @@ async def batch(questions: list[str]) -> list[str]:
 @retry(stop=stop_after_attempt(1))
 async def run_once_only(text: str):
     return await Runner.run(billing, text)
+
+
+# a chat REPL: each round answers a new message, even after an error
+async def repl() -> None:
+    agent = ReActAgent.from_tools(tools=support_tools)
+    while True:
+        try:
+            print(await agent.achat(input("> ")))
+        except ValueError as exc:
+            print("error:", exc)
+
+
+# a periodic job: it runs again on schedule, not because an attempt failed
+async def hourly_digest() -> None:
+    while True:
+        try:
+            await Runner.run(billing, "Send the hourly billing digest.")
+        except ConnectionError:
+            pass
+        await asyncio.sleep(3600)

@@ -97,3 +97,16 @@ def fast_path(messages: list[dict], tools: list[dict], urgent: bool) -> list[dic
         return results
     log.info("queued")
     return execute_tool_calls(msg.tool_calls)
+
+
+# read-only calls first, writes second: each call runs in exactly one of the passes
+def partitioned(messages: list[dict], tools: list[dict], read_only: set[str]) -> list:
+    msg = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools).choices[0].message
+    out = []
+    for call in msg.tool_calls:
+        if call.function.name in read_only:
+            out.append(run_tool(call.function.name, json.loads(call.function.arguments)))
+    for call in msg.tool_calls:
+        if call.function.name not in read_only:
+            out.append(run_tool(call.function.name, json.loads(call.function.arguments)))
+    return out

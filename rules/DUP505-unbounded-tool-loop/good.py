@@ -1,4 +1,5 @@
 import json
+import queue
 import time
 
 import anthropic
@@ -107,3 +108,17 @@ def stream_until_done(messages: list) -> str:
     while not text:
         text = client.chat.completions.create(model="gpt-4o", messages=messages).choices[0].message.content or ""
     return text
+
+
+# a worker loop: every round is a new job with a single model round, not a model↔tool loop
+jobs: queue.Queue = queue.Queue()
+
+
+def worker() -> None:
+    while True:
+        job = jobs.get()
+        msg = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": job}],
+                                             tools=SCHEMAS).choices[0].message
+        for call in msg.tool_calls or []:
+            DISPATCH[call.function.name](**json.loads(call.function.arguments))
+        jobs.task_done()

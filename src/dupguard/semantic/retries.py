@@ -121,18 +121,17 @@ def _except_retries(try_node: "cst.CSTNode") -> bool:
 def _retry_try(loop: Loop, call: Call) -> bool:
     """Is ``call`` in the body of a ``try`` inside ``loop`` whose ``except`` retries?"""
     body = getattr(loop.node, "body", None)
+    if body is None or id(body) not in call.branch:
+        return False
+    loop_depth = call.branch.index(id(body))
     for frame in call.trys:
         if frame.part != "body":
             continue
-        if body is not None and _inside(frame.node, body) and _except_retries(frame.node):
+        try_body = id(frame.node.body)  # type: ignore[attr-defined]
+        # the try's suite is nested in the loop's suite: the try is inside the loop
+        if try_body in call.branch and call.branch.index(try_body) > loop_depth and _except_retries(frame.node):
             return True
     return False
-
-
-def _inside(inner: "cst.CSTNode", outer: "cst.CSTNode") -> bool:
-    if inner is outer:
-        return True
-    return any(_inside(inner, child) for child in outer.children)
 
 
 def _small_count(loop: Loop) -> bool:

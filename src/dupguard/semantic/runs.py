@@ -70,6 +70,10 @@ DISTINCTIVE_RUN_METHODS = {
     "run_stream", "generate_reply", "a_generate_reply",
 }
 
+# a function whose name says it runs an agent turn (followed when it is defined in the file)
+AGENT_HELPER_RE = re.compile(
+    r"^_*a?(run|invoke|execute|call|kickoff|start|ask|chat_with)_(\w+_)?(agent|crew|assistant)s?(_\w+)?$"
+)
 TOOL_EXEC_RE = re.compile(
     r"^_*a?(?:execute|exec|run|call|invoke|dispatch|process|handle|perform|apply)_"
     r"(?:(?:the|one|single|each|all|pending|parallel)_)?"
@@ -231,6 +235,9 @@ def _agent_run(model: Model, call: Call) -> str | None:
         if call.method in DISTINCTIVE_RUN_METHODS and AGENT_NAME_RE.search(last) and not _llm_like(model, call, known):
             return f"{call.receiver}.{call.method}".replace("[]", "[...]")
         return None
+    if call.func and "." not in call.func and "[" not in call.func and AGENT_HELPER_RE.match(call.func) \
+            and model.called_function(call) is None:
+        return call.func  # ``run_support_agent(ticket)`` imported from the project's agent module
     if call.func and "." not in call.func and "[" not in call.func:
         if call.callee is not None:
             return None  # ``Agent(...)``: constructing the class, not calling an instance
@@ -527,15 +534,10 @@ def call_guarded(model: Model, call: Call) -> bool:
 
 
 def _guard_in_test(model: Model, call: Call, test: "cst.CSTNode") -> bool:
+    """A guard call inside the test of an enclosing ``if`` (``if not first_time(key):``)."""
     fn = call.function
     calls = fn.calls if fn is not None else model.calls
-    return any(c.statement is not None and _contains_node(test, c.node) and is_guard_call(model, c) for c in calls)
-
-
-def _contains_node(outer: "cst.CSTNode", inner: "cst.CSTNode") -> bool:
-    if outer is inner:
-        return True
-    return any(_contains_node(child, inner) for child in outer.children)
+    return any(getattr(c.statement, "test", None) is test and is_guard_call(model, c) for c in calls)
 
 
 def _index(model: Model, call: Call) -> int:
