@@ -91,3 +91,18 @@ class ChatCompletionListener:
     def _run_tools(self, message) -> None:
         for call in message.tool_calls:
             self.executor.execute(call)
+
+
+# callbacks handed to one stream by keyword: both run the tools
+def show_progress(event):
+    if event.type == "tool_call.done":
+        call_tool(event.name, json.loads(event.arguments))
+
+
+def finish_turn(message):
+    for tc in message.tool_calls:
+        call_tool(tc.function.name, json.loads(tc.function.arguments))  # error: DUP403
+
+
+async def stream_turn(stream_client, messages: list) -> None:
+    await stream_client.stream(messages=messages, on_delta=show_progress, on_done=finish_turn)

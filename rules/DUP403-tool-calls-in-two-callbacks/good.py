@@ -77,3 +77,17 @@ def on_message(message):
 
 def on_action(action):
     execute_tool_call(action.id, action.name, action.payload)
+
+
+# callbacks handed to one stream by keyword: only the final one runs tools
+def show_progress(event):
+    print(event.type, flush=True)
+
+
+def finish_turn(message):
+    for tc in message.tool_calls:
+        call_tool(tc.function.name, json.loads(tc.function.arguments))
+
+
+async def stream_turn(stream_client, messages: list) -> None:
+    await stream_client.stream(messages=messages, on_delta=show_progress, on_done=finish_turn)

@@ -71,11 +71,11 @@ def handler_registered_twice(model: Model, ctx: RuleContext) -> Iterable[Finding
 @rule("DUP403")
 def tool_calls_in_two_callbacks(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for earlier, later in double_executions(model):
-        owner = f"`{later.function.class_name}`" if later.function.class_name else "this module"
+        owner = f" of `{later.function.class_name}`" if later.function.class_name else ""
         yield Finding(
             later.execution.node,
             f"`{later.function.name}` executes tool calls, and so does `{earlier.function.name}` "
-            f"(line {ctx.line(earlier.execution.node)}) of {owner}: both events carry the same tool call, "
+            f"(line {ctx.line(earlier.execution.node)}){owner}: both events carry the same tool call, "
             "so each tool runs twice; execute tools from one canonical event (the final assembled "
             "message) or skip ids already run (`dupguard.runtime.ToolCallLedger`)",
         )

@@ -123,14 +123,42 @@ def tool_callbacks(model: Model) -> Iterator[list[ToolCallback]]:
         if execution is not None:
             groups.setdefault(fn.class_name, []).append(ToolCallback(fn, execution, category))
     yield from (group for group in groups.values() if len(group) > 1)
+    # callbacks handed to one stream by keyword: ``stream(on_delta=show, on_done=finish)``
+    for call in model.calls:
+        group = []
+        for arg in call.args:
+            if not arg.keyword or not arg.dotted or not (arg.keyword.startswith("on_") or arg.keyword in CATCH_ALL):
+                continue
+            category = _category(arg.keyword)
+            target = _function_for(model, arg.dotted, call)
+            if category is None or target is None:
+                continue
+            execution = _execution(model, target)
+            if execution is not None:
+                group.append(ToolCallback(target, execution, category))
+        if len(group) > 1:
+            group.sort(key=lambda cb: model.functions.index(cb.function))
+            yield group
+
+
+def _function_for(model: Model, text: str, call: Call) -> Function | None:
+    if "." not in text:
+        return model.function_named(text)
+    head, _, name = text.partition(".")
+    if head == "self" and call.function is not None and call.function.class_name and "." not in name:
+        return model.function_named(name, call.function.class_name)
+    return None
 
 
 def double_executions(model: Model) -> Iterator[tuple[ToolCallback, ToolCallback]]:
     """(earlier, later) callbacks of one handler that both execute the tool calls they see,
     fed by two different events (a streaming one and a final one, or a catch-all)."""
+    reported: set[int] = set()
     for group in tool_callbacks(model):
         for i, later in enumerate(group):
             for earlier in group[:i]:
                 if earlier.category != later.category or "any" in (earlier.category, later.category):
-                    yield earlier, later
+                    if id(later.execution.node) not in reported:
+                        reported.add(id(later.execution.node))
+                        yield earlier, later
                     break

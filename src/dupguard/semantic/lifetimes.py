@@ -149,7 +149,11 @@ def _runs_once(model: Model, fn: Function) -> bool:
         return True
     if fn.name in ("__init__", "__post_init__", "setup", "startup", "on_startup", "lifespan", "main"):
         return True
-    return any(d.callee in CACHING for d in fn.decorators)
+    if any(d.callee in CACHING for d in fn.decorators):
+        return True
+    # a script's ``run()`` called once at the bottom of the module, outside any loop
+    sites = [c for c in model.calls if model.called_function(c) is fn]
+    return bool(sites) and all(c.function is None and not c.loops for c in sites)
 
 
 def per_call(model: Model, call: Call) -> PerCall | None:

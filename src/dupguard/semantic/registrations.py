@@ -40,6 +40,7 @@ class Site:
     targets: tuple[str, ...]  # dotted text of what it mutates; "" for framework-global state
     handler: str  # source text of the handler argument (for messages)
     handler_node: "cst.CSTNode | None"
+    decorator: bool = False  # ``@agent.tool`` / ``@assistant.register_for_llm(...)`` on a def
 
     @property
     def method(self) -> str:
@@ -129,8 +130,45 @@ def sites(model: Model) -> list[Site]:
             given = tuple(a.dotted for k in TARGET_KWARGS if (a := call.kw(k)) is not None and a.dotted)
             targets = given or ("",)
         handler, node = _handler(call)
-        out.append(Site(call, reg, targets, handler, node))
+        decorated = _decorated_by(model, call)
+        if decorated is not None:
+            handler, node = decorated.name, None
+        out.append(Site(call, reg, targets, handler, node, decorator=decorated is not None))
+    out.extend(_bare_decorator_sites(model))
     model._dg_registrations = out  # type: ignore[attr-defined]
+    return out
+
+
+def _decorated_by(model: Model, call: Call):
+    """The function a registration call decorates (``@assistant.register_for_llm(...)``)."""
+    for fn in model.functions:
+        if any(d.node is call.node for d in fn.decorators):
+            return fn
+    return None
+
+
+def _bare_decorator_sites(model: Model) -> list[Site]:
+    """``@agent.tool`` (pydantic-ai) without parentheses: no Call record exists, so one is
+    made for the decorator expression, placed where the ``def`` runs (its parent function)."""
+    regs = model.catalog.registrations
+    out = []
+    for fn in model.functions:
+        if fn.parent is None:
+            continue  # module or class level: runs once
+        for dec in fn.decorators:
+            if dec.call is not None or not dec.dotted or "." not in dec.dotted or dec.node is None:
+                continue
+            receiver, _, method = dec.dotted.rpartition(".")
+            reg = regs.get(method)
+            if reg is None:
+                continue
+            call = Call(
+                node=dec.node, func=dec.dotted, callee=dec.callee, receiver=receiver, method=method,  # type: ignore[arg-type]
+                args=(), function=fn.parent, loops=(), withs=(), trys=(), outer=(), statement=fn.node,
+                block=(0, 0), branch=(), in_main=False,
+            )
+            if _matches_receivers(model, call, reg):
+                out.append(Site(call, reg, (receiver,), fn.name, None, decorator=True))
     return out
 
 
@@ -203,6 +241,7 @@ def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
     """(first, second): the same registration call (same target, handler and arguments)
     made twice on one path through one scope, with the target not rebound in between."""
     all_sites = sites(model)
+    all_sites = [site for site in all_sites if not site.decorator]  # each decorates another def
     for i, second in enumerate(all_sites):
         for first in all_sites[:i]:
             if first.method != second.method or not first.call.node.deep_equals(second.call.node):

@@ -185,12 +185,37 @@ def long_lived_tool_lists(model: Model) -> list[ToolList]:
         elif b.scope == "function" and b.target.startswith("self.") and b.function is not None \
                 and b.function.name == "__init__" and b.class_name in singletons:
             label = b.target
-        if label is None:
+        if label is None or (b.scope == "module" and "." in b.target):
+            continue  # ``send_email.tool_input_guardrails = [...]`` sets an attribute of a tool
+        if b.scope == "class" and _per_instance_fields(model, b.class_name):
             continue
         name = b.target.rsplit(".", 1)[-1]
-        if "tool" in name.lower() or _given_as_tools(model, b.target) or _holds_tools(model, b):
+        if _tool_list_name(name) or _given_as_tools(model, b.target) or _holds_tools(model, b):
             out.append(ToolList(label, b))
     return out
+
+
+# Name words that make a list about tools without being the tools themselves.
+NOT_TOOLS = {"call", "calls", "result", "results", "output", "outputs", "guardrail", "guardrails",
+             "name", "names", "id", "ids", "message", "messages", "history", "event", "events",
+             "log", "logs", "usage", "choice", "choices", "error", "errors", "count", "counts"}
+TOOL_WORDS = {"tool", "tools", "toolkit", "toolkits", "toolset", "toolsets", "toolbox"}
+
+
+def _tool_list_name(name: str) -> bool:
+    """``TOOLS``, ``base_tools``, ``tools_for_agent``, ``toolkit`` — not ``tool_calls``."""
+    words = name.lower().strip("_").split("_")
+    return any(w in TOOL_WORDS for w in words) and not any(w in NOT_TOOLS for w in words)
+
+
+def _per_instance_fields(model: Model, class_name: str | None) -> bool:
+    """Pydantic models, TypedDicts and NamedTuples copy or declare their class-level defaults
+    per instance: ``tools: list = []`` there is not one list shared by every instance."""
+    bases = model.classes.get(class_name or "", [])
+    return any(
+        any(word in base for word in ("BaseModel", "pydantic", "TypedDict", "NamedTuple", "Struct", "Schema"))
+        for base in bases
+    )
 
 
 def _refers_to(model: Model, tool_list: ToolList, call: Call) -> bool:
