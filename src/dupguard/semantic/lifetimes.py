@@ -47,8 +47,9 @@ REMOVE_PREFIXES = ("remove", "unregister", "clear", "reset", "deregister", "disc
 
 @dataclass(frozen=True)
 class PerCall:
-    """Why a line runs once per request/job/turn: ``kind`` is "handler", "worker", "loop" or
-    "function"; ``where`` names the function; ``loop`` is set for a loop."""
+    """Why a line runs once per request/job/turn: ``kind`` is "handler", "worker" (or
+    "handler-helper"/"worker-helper" for a function they reach), "loop" or "function"; ``where``
+    names the function; ``loop`` is set for a loop."""
 
     kind: str
     where: str
@@ -59,6 +60,10 @@ class PerCall:
             return f"request handler `{self.where}`"
         if self.kind == "worker":
             return f"worker task `{self.where}`"
+        if self.kind == "handler-helper":
+            return f"`{self.where}`, which runs per request (a request handler calls it)"
+        if self.kind == "worker-helper":
+            return f"`{self.where}`, which runs per job (a worker task calls it)"
         if self.kind == "loop":
             at = f" at line {line_of_loop}" if line_of_loop else ""
             return f"the loop{at} that runs the agent on every iteration"
@@ -83,6 +88,21 @@ def names_in(node: "cst.CSTNode") -> Iterator[str]:
                 yield text
             if isinstance(current, cst.Attribute):
                 stack.append(current.value)
+            continue
+        stack.extend(current.children)
+
+
+def strings_in(node: "cst.CSTNode") -> Iterator[str]:
+    """String constants in a small expression (``getattr(app.state, "hooks_installed", False)``)."""
+    import libcst as cst
+
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            value = current.evaluated_value
+            if isinstance(value, str):
+                yield value
             continue
         stack.extend(current.children)
 
@@ -163,7 +183,9 @@ def per_call(model: Model, call: Call) -> PerCall | None:
         if any(d.callee in CACHING for d in fn.decorators):
             return None
         contexts = model.contexts_of(fn)
-        return PerCall("handler" if ep.HANDLER in contexts else "worker", fn.name)
+        kind = "handler" if ep.HANDLER in contexts else "worker"
+        direct = fn.contexts & {ep.HANDLER, ep.WORKER}
+        return PerCall(kind if direct else f"{kind}-helper", fn.name)
     loop = innermost_loop(call)
     if loop is not None and any(
         loop in other.loops and runs_agent(model, other) for other in model.calls if other.function is fn
@@ -253,6 +275,8 @@ def bound_outside(model: Model, text: str, call: Call, loop: Loop) -> bool:
 
 def _mentions(test: "cst.CSTNode", texts: tuple[str, ...], flags: set[str]) -> bool:
     if has_membership_test(test):
+        return True
+    if any(any(word in text.lower() for word in FLAG_WORDS) for text in strings_in(test)):
         return True
     for name in names_in(test):
         lowered = name.lower()

@@ -100,9 +100,10 @@ def name_clashes(model: Model) -> Iterator[NameClash]:
     groups: list[tuple[list[tuple[str | None, "cst.CSTNode"]], Function | None, str | None]] = []
     for tool_set in tool_sets(model):
         groups.append((tool_set.elements, tool_set.consumer.function, tool_set.consumer.func))
+    scopes = _list_scopes(model)
     for literal in model.lists.values():
-        scope = _scope_of_list(model, literal.node)
-        groups.append((list(literal.elements), scope, None))
+        if len(literal.elements) > 1:
+            groups.append((list(literal.elements), scopes.get(id(literal.node)), None))
     for elements, scope, consumer in groups:
         seen: dict[str, tuple[str | None, "cst.CSTNode"]] = {}
         for text, node in elements:
@@ -119,15 +120,16 @@ def name_clashes(model: Model) -> Iterator[NameClash]:
                 seen[name] = (text, node)
 
 
-def _scope_of_list(model: Model, node: "cst.CSTNode") -> Function | None:
-    """The function a list literal is written in (via a call or binding that holds it)."""
-    for b in model.bindings:
-        if b.value is node:
-            return b.function
+def _list_scopes(model: Model) -> dict[int, Function | None]:
+    """id(list literal) → the function it is written in, for literals bound to a name or passed
+    as an argument (the two places a tool list literal appears); one pass over the records."""
+    out: dict[int, Function | None] = {}
     for call in model.calls:
-        if any(a.node is node for a in call.args):
-            return call.function
-    return None
+        for arg in call.args:
+            out.setdefault(id(arg.node), call.function)
+    for b in model.bindings:
+        out[id(b.value)] = b.function
+    return out
 
 
 # ---------------------------------------------------------------------- DUP303
@@ -150,12 +152,11 @@ def _is_list_value(model: Model, binding: Binding) -> bool:
 
 
 def _given_as_tools(model: Model, text: str) -> bool:
-    for call in model.calls:
-        for key in TOOL_LIST_KWARGS:
-            arg = call.kw(key)
-            if arg is not None and arg.dotted == text:
-                return True
-    return False
+    given = getattr(model, "_dg_given_as_tools", None)
+    if given is None:
+        given = {a.dotted for c in model.calls for a in c.args if a.keyword in TOOL_LIST_KWARGS and a.dotted}
+        model._dg_given_as_tools = given  # type: ignore[attr-defined]
+    return text in given
 
 
 def _holds_tools(model: Model, binding: Binding) -> bool:
