@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,8 @@ class Cache:
     def save(self) -> None:
         if not self._dirty:
             return
+        import tempfile  # only when writing: it pulls in shutil, random, bz2, lzma (start-up time)
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             gitignore = self.path.parent.parent / ".gitignore"
