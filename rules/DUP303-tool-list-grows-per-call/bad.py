@@ -72,3 +72,11 @@ async def answer_with_account(account_id: str, question: str) -> str:
     SupportBot.tools.append(make_account_tool(account_id))  # error: DUP303
     agent = FunctionAgent(tools=SupportBot.tools)
     return str(await agent.run(question))
+
+
+# Strands: += on the shared list in a worker task
+@shared_task
+def research_job(topic: str, workspace: str) -> str:
+    global TOOLS
+    TOOLS += [workspace_tool(workspace)]  # error: DUP303
+    return str(Agent(tools=TOOLS)(topic))

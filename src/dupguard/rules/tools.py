@@ -57,10 +57,16 @@ def tool_list_grows_per_call(model: Model, ctx: RuleContext) -> Iterable[Finding
         replacement, fix_message = fix(model, ctx, growth.call)
         yield Finding(
             growth.call.node,
-            f"`{growth.tool_list.label}.{growth.call.method}(...)` grows a tool list that outlives the "
+            f"`{_mutation(growth)}` grows a tool list that outlives the "
             f"request (bound at line {ctx.line(growth.tool_list.binding.statement)}) inside "
             f"{why.describe(loop_line)}: every call adds tools again, so agents see duplicates and "
             "one request's tools leak into another's; build a fresh list per call "
             "(`tools = [*BASE_TOOLS, extra]`, or `dupguard.runtime.dedupe_tools`)",
             replacement=replacement, fix_message=fix_message,
         )
+
+
+def _mutation(growth) -> str:
+    if growth.call.method == "__iadd__":
+        return f"{growth.call.receiver} += ..."
+    return f"{growth.call.receiver}.{growth.call.method}(...)"

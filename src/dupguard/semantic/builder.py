@@ -427,6 +427,22 @@ class ModelBuilder(cst.CSTVisitor):
     def leave_Call(self, original_node: cst.Call) -> None:
         self._calls.pop()
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """``tools += [extra]``: recorded like ``tools.__iadd__([extra])`` (DUP303)."""
+        target = dotted(node.target)
+        if not isinstance(node.operator, cst.AddAssign) or target is None or "(" in target:
+            return
+        self.model.augmented.append(Call(
+            node=node,  # type: ignore[arg-type]
+            func=f"{target}.__iadd__", callee=None, receiver=target, method="__iadd__",
+            args=(Arg(keyword=None, dotted=dotted(node.value), node=node.value),),
+            function=self._function, loops=tuple(self._loops), withs=tuple(self._withs),
+            trys=tuple(self._trys), outer=tuple(self._calls),
+            statement=self._statements[-1] if self._statements else node,
+            block=self._block(), branch=self._branch(), in_main=bool(self._main_ifs),
+            conditions=tuple(self._conds), path=tuple((frame[0], frame[2]) for frame in self._suites),
+        ))
+
     def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
         if key in SESSION_KEYS and isinstance(value, (cst.SimpleString, cst.Integer, cst.ConcatenatedString)):
             self.model.constant_keys.append(ConstantKey(

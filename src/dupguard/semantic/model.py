@@ -160,6 +160,9 @@ class Model:
     classes: dict[str, list[str]] = field(default_factory=dict)  # class name → resolved bases
     loops: list[Loop] = field(default_factory=list)
     lists: dict[int, ListLiteral] = field(default_factory=dict)  # id(cst.List) → literal
+    # ``x += y`` as Call-shaped records (method "__iadd__", node the AugAssign); kept out of
+    # ``calls`` so rules that expect a ``cst.Call`` never see them
+    augmented: list[Call] = field(default_factory=list)
     constant_keys: list[ConstantKey] = field(default_factory=list)
     dict_roles: dict[int, str] = field(default_factory=dict)  # id(cst.Dict) → its literal "role"
     is_streamlit: bool = False

@@ -243,7 +243,7 @@ def growing_tool_lists(model: Model) -> Iterator[ToolListGrowth]:
     lists = long_lived_tool_lists(model)
     if not lists:
         return
-    for call in model.calls:
+    for call in [*model.calls, *model.augmented]:
         if call.method not in LIST_MUTATORS or not call.args:
             continue
         for tool_list in lists:
