@@ -330,6 +330,7 @@ def test_text_edits_are_minimal() -> None:
     ("[\n    t,  # first\n    # about the repeat\n    t,  # repeat\n    u,\n]",
      "[\n    t,  # first\n    # about the repeat\n    u,\n]"),
     ("[t,\n u, t]", "[t,\n u]"),
+    ("[" + ", ".join(["t", "u"] * 12) + "]", "[t, u]"),
 ])
 def test_duplicate_tool_list_shapes(before: str, after: str) -> None:
     head = "from strands import Agent, tool\n\n\n@tool\ndef t():\n    pass\n\n\nu = t\nagent = Agent(tools="
@@ -475,3 +476,20 @@ def test_retry_fix_refuses_non_json_results() -> None:
     assert [why.split(",")[0] for _, why in outcome.skipped] == [
         "the result of `support(...)` is not known to be JSON-serialisable",
         "the result of `run_support(...)` is not known to be JSON-serialisable"]
+
+
+def test_every_fixable_rule_has_its_codemod_command() -> None:
+    """``dupguard.codemods.COMMANDS`` names one libcst command per fixable rule, and each is a
+    ``VisitorBasedCodemodCommand`` for that rule's code."""
+    import importlib
+
+    from libcst.codemod import VisitorBasedCodemodCommand
+
+    from dupguard.codemods import COMMANDS
+
+    fixable = {code for code, meta in all_rules().items() if meta.fix != "none"}
+    assert set(COMMANDS) == fixable
+    for code, spec in COMMANDS.items():
+        module, _, name = spec.rpartition(".")
+        command = getattr(importlib.import_module(f"dupguard.codemods.{module}"), name)
+        assert issubclass(command, VisitorBasedCodemodCommand) and command.CODE == code

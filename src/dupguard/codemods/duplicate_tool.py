@@ -31,7 +31,14 @@ def fix(model: "Model", ctx: "RuleContext", node: cst.CSTNode, text: str) -> tup
             if isinstance(element, cst.Element) and element.value is node:
                 if len(lst.elements) == 1:
                     return _remove_extend(model, module, lst, text)
-                return (lst, remove_list_element(lst, index)), message
+                # every repeat reported in this list goes in one replacement, the same for each
+                # of its findings: ``[t, t, t, ...]`` is fixed in one pass, not one per copy
+                repeats = _repeats(model) & {id(e.value) for e in lst.elements if isinstance(e, cst.Element)}
+                new = lst
+                for i in sorted((i for i, e in enumerate(lst.elements)
+                                 if isinstance(e, cst.Element) and id(e.value) in repeats), reverse=True):
+                    new = remove_list_element(new, i)
+                return (lst, new), message
     for call in model.calls:
         if call.method in ("append", "insert") and call.args and call.args[-1].node is node:
             small = statement_expression(call.statement, call.node)
@@ -40,6 +47,22 @@ def fix(model: "Model", ctx: "RuleContext", node: cst.CSTNode, text: str) -> tup
             replacement, reason = remove_statement(module, call.statement, small)  # type: ignore[arg-type]
             return replacement, message if replacement is not None else reason
     return None, "the repeated tool is not a plain list element or append"
+
+
+def _repeats(model: "Model") -> set[int]:
+    """ids of every element DUP301 reports (a later copy of a name already in the tool set)."""
+    from ..semantic.toolsets import tool_sets
+
+    out: set[int] = set()
+    for tool_set in tool_sets(model):
+        seen: set[str] = set()
+        for name, element in tool_set.elements:
+            if name is None:
+                continue
+            if name in seen:
+                out.add(id(element))
+            seen.add(name)
+    return out
 
 
 def _remove_extend(model: "Model", module: cst.Module, lst: cst.List, text: str) -> tuple[Replacement | None, str]:
