@@ -14,6 +14,7 @@ Modules are imported only when a finding needs its fix: ``libcst.codemod`` is sl
 # rule code → "module.CommandClass" (the libcst.tool spelling, relative to this package)
 COMMANDS = {
     "DUP101": "shared_agent_singleton.FixSharedAgentSingleton",
+    "DUP102": "shared_agent_singleton.FixSharedMemorySingleton",
     "DUP201": "fanout_shared_agent.FixGatherSharedAgent",
     "DUP202": "fanout_shared_agent.FixThreadsSharedAgent",
     "DUP301": "duplicate_tool.FixDuplicateTool",

@@ -407,3 +407,8 @@ def _factory_def(factory: str, value: cst.BaseExpression, annotation, old: cst.S
 class FixSharedAgentSingleton(RuleCodemod):
     DESCRIPTION = "DUP101: build shared module-level agents per call (or per session); uncache cached factories."
     CODE = "DUP101"
+
+
+class FixSharedMemorySingleton(RuleCodemod):
+    DESCRIPTION = "DUP102: build shared module-level memories per call (or per session)."
+    CODE = "DUP102"
