@@ -307,6 +307,13 @@ def _text(node: "cst.CSTNode", limit: int = 60) -> str:
         elif kind == "Call":
             stack.extend(a.value for a in n.args)  # type: ignore[attr-defined]
             stack.append(n.func)  # type: ignore[attr-defined]
+        elif kind == "UnaryOperation" or kind == "Await":
+            stack.append(n.expression)  # type: ignore[attr-defined]
+        elif kind == "BooleanOperation":
+            stack.extend((n.right, n.left))  # type: ignore[attr-defined]
+        elif kind == "Comparison":
+            stack.extend(t.comparator for t in n.comparisons)  # type: ignore[attr-defined]
+            stack.append(n.left)  # type: ignore[attr-defined]
     return " ".join(out)
 
 
@@ -465,6 +472,24 @@ def is_seen_test(test: "cst.CSTNode") -> bool:
     return False
 
 
+IDEMPOTENCY_WORDS = ("processed", "already", "seen", "duplicate", "dedup", "idempot", "handled", "claimed")
+
+
+def is_idempotency_test(test: "cst.CSTNode") -> bool:
+    """The test of an early exit that checks a key: ``if record.processed: return``,
+    ``if Event.objects.filter(id=eid).exists(): return``, ``if not created: return``
+    (``get_or_create``), ``if not cache.add(key, 1): return`` and ``if not r.sadd("seen", key)``
+    (atomic claims)."""
+    tokens = set(_text(test).lower().split())
+    if any(word in token for token in tokens for word in IDEMPOTENCY_WORDS):
+        return True
+    if "created" in tokens or ".setnx" in tokens or ".sadd" in tokens or ".set_if_absent" in tokens:
+        return True
+    if ".exists" in tokens and (".filter" in tokens or ".objects" in tokens):
+        return True
+    return ".add" in tokens and any("cache" in token for token in tokens)
+
+
 def is_guard_call(model: Model, call: Call) -> bool:
     """An idempotency check or claim: ``already_processed(key)``, ``redis.set(k, v, nx=True)``,
     a ``dupguard.runtime`` helper, or a user guard from ``extend-idempotency-guards``."""
@@ -512,7 +537,7 @@ def guarded_in(model: Model, fn: Function | None, before: Call | None = None) ->
     limit = _index(model, before) if before is not None else None
     while fn is not None:
         for test in fn.exit_tests:
-            if is_seen_test(test):
+            if is_seen_test(test) or is_idempotency_test(test):
                 return True
         for call in fn.calls:
             if limit is not None and _index(model, call) >= limit:
