@@ -93,7 +93,8 @@ NOT_EXECUTIONS = {
 # verbs of calls that look at a tool call without executing it
 NOT_EXECUTION_RE = re.compile(
     r"^_*(log|record|trace|track|emit|validate|check|verify|parse|format|render|serialize|to_|display|show|"
-    r"print|debug|notify|audit|describe|summari[sz]e|count|measure|observe|report|append|add|store|save|cache)",
+    r"print|debug|notify|audit|describe|summari[sz]e|count|measure|observe|report|append|add|store|save|cache|"
+    r"start_span|span|metric|stat|event|on_|callback|hook|publish|broadcast|stream_|yield_|make_|build_|create_)",
     re.I,
 )
 # Calls that check or record an idempotency key. Matched on the last name of the callee.

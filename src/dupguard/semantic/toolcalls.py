@@ -224,7 +224,7 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         nested = [lp for lp in model.loops if lp is loop or loop in _enclosing(model, lp)]
         if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
             continue
-        model_call = next((c for c in inside if is_model_call(model, c)), None)
+        model_call = next((c for c in inside if is_model_call(model, c) or _calls_model(model, c)), None)
         if model_call is None or reads_input(model, loop) or any(
             takes_jobs(model, c) for c in inside if c.function is loop.function
         ):
@@ -250,6 +250,14 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         if any(_dedups_call(model, c) for c in inside) or _dedups(model, loop.function):
             continue
         yield ToolLoop(loop, model_call, execution, what or "")
+
+
+def _calls_model(model: Model, call: Call) -> bool:
+    """A module-local helper (``self._call_model(messages)``) that calls the model itself."""
+    helper = model.called_function(call)
+    return helper is not None and helper is not call.function and any(
+        is_model_call(model, c) for c in helper.calls if c.function is helper
+    )
 
 
 def _enclosing(model: Model, inner: Loop) -> tuple[Loop, ...]:
