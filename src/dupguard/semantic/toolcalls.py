@@ -105,7 +105,9 @@ def _dedups(model: Model, fn: Function | None) -> bool:
     if any(is_seen_test(t) for t in fn.exit_tests):
         return True
     for call in fn.calls:
-        if any(is_seen_test(t) for t in call.conditions) or is_guard_call(model, call) or _runtime_receiver(model, call):
+        if any(is_seen_test(t) for t in call.conditions):
+            return True
+        if is_guard_call(model, call) or _runtime_receiver(model, call):
             return True
     return False
 
