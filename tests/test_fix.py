@@ -493,3 +493,18 @@ def test_every_fixable_rule_has_its_codemod_command() -> None:
         module, _, name = spec.rpartition(".")
         command = getattr(importlib.import_module(f"dupguard.codemods.{module}"), name)
         assert issubclass(command, VisitorBasedCodemodCommand) and command.CODE == code
+
+
+def test_uncached_factories_drop_only_imports_nothing_else_uses() -> None:
+    text = (
+        "from functools import lru_cache, partial\nimport functools as ft\n\nfrom fastapi import FastAPI\n"
+        "from strands import Agent\n\napp = FastAPI()\nhelper = partial(print)\n\n\n@lru_cache(maxsize=1)\n"
+        "def get_agent():\n    return Agent(system_prompt='x')\n\n\n# cached\n@ft.cache\ndef get_other():\n"
+        "    return Agent(system_prompt='y')\n\n\n@app.post('/a')\ndef route(payload: dict):\n"
+        "    return str(get_agent()(payload['m'])) + str(get_other()(payload['m']))\n"
+    )
+    outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
+    assert error is None and outcome.passes == 1 and len(outcome.applied) == 2
+    assert fixed.startswith("from functools import partial\n\nfrom fastapi import FastAPI\n")
+    assert "\n\n\ndef get_agent():\n" in fixed and "\n\n\n# cached\ndef get_other():\n" in fixed
+    assert lint_text("x.py", fixed, Settings(), frozenset({"DUP101"})) == []

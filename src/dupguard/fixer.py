@@ -185,19 +185,26 @@ def apply_edits(code: str, edits: Iterable[TextEdit]) -> str:
     return code
 
 
+_CODE: list = []
+
+
 def fix_for(module: "cst.Module", code: str, finding: "Finding") -> Fix | None:
     """``Diagnostic.fix`` for the JSON report: applicability, message, row/column edits."""
     kind = applicability(code)
     if kind is None or finding.replacement is None:
         return None
-    old = module.code
+    if not _CODE or _CODE[0] is not module:  # printing the module once per file, not per finding
+        _CODE[:] = [module, module.code, None]
+    old = _CODE[1]
     try:
         edits = replacement_edits(module, finding.replacement, old)
     except Exception:  # a fix that cannot be printed is no fix; the finding still stands
         return None
     if not edits:
         return None
-    starts = _line_starts(old)
+    if _CODE[2] is None:
+        _CODE[2] = _line_starts(old)
+    starts = _CODE[2]
     out = []
     for edit in edits:
         row, col = _row_col(starts, edit.start)

@@ -69,7 +69,28 @@ def _uncache(model: "Model", module: cst.Module, shared: "Shared") -> Result:
     drop = {id(d.node) for d in decorators}
     node = fn.node
 
-    class Transformer(cst.CSTTransformer):
+    unused = _imports_only_used_by(module, model, [d.node for d in decorators])
+
+    class DropImports(cst.CSTTransformer):
+        """Remove the cache decorator's import when nothing else uses it."""
+
+        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+            if len(original.body) != 1 or not isinstance(original.body[0], (cst.Import, cst.ImportFrom)):
+                return updated
+            statement = original.body[0]
+            if isinstance(statement.names, cst.ImportStar):
+                return updated
+            names = [alias for alias in statement.names if id(alias) not in unused]
+            if len(names) == len(statement.names):
+                return updated
+            if not names:
+                return cst.RemoveFromParent()
+            if isinstance(statement, cst.ImportFrom) and statement.lpar is not None:
+                return updated  # a parenthesised import: leave its layout alone
+            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(body=[updated.body[0].with_changes(names=names)])
+
+    class Transformer(DropImports):
         def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
             if original is not node:
                 return updated
@@ -85,30 +106,47 @@ def _uncache(model: "Model", module: cst.Module, shared: "Shared") -> Result:
             return updated.with_changes(decorators=kept,
                                         lines_after_decorators=[*carry, *updated.lines_after_decorators])
 
-    new = module.visit(Transformer())
-    heads = {(d.dotted or "").split(".")[0] for d in decorators}
-    new = _remove_unused_imports(new, heads, model)
+    new = _no_leading_blank_lines(module, module.visit(Transformer()))
     return (module, new), f"Remove `@{decorators[0].dotted}` from `{fn.name}()`: a new agent per call"
 
 
-def _remove_unused_imports(module: cst.Module, names: set[str], model: "Model") -> cst.Module:
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import RemoveImportsVisitor
+def _imports_only_used_by(module: cst.Module, model: "Model", nodes: list) -> set[int]:
+    """ids of the import aliases whose names are read only inside ``nodes``."""
+    inside: set[int] = set()
 
-    context = CodemodContext()
-    for name in names:
-        qualified = model.imports.get(name)
-        if qualified is None:
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            inside.add(id(n))
+
+    for node in nodes:
+        if node is not None:
+            node.visit(Collect())
+    scopes = _scopes(module)
+    global_scope = scopes.get(module.body[0].body[0]) if module.body and isinstance(
+        module.body[0], cst.SimpleStatementLine) else None
+    if global_scope is None:
+        return set()
+    out: set[int] = set()
+    for name in {n for n in model.imports}:
+        assignments = list(global_scope.assignments[name]) if name in global_scope else []
+        if len(assignments) != 1 or not hasattr(assignments[0], "node"):
             continue
-        if qualified == name:  # ``import functools``
-            RemoveImportsVisitor.remove_unused_import(context, name)
-        else:
-            mod, _, obj = qualified.rpartition(".")
-            RemoveImportsVisitor.remove_unused_import(context, mod, obj, None if obj == name else name)
-    new = RemoveImportsVisitor(context).transform_module(module)
+        refs = list(assignments[0].references)
+        if refs and all(id(r.node) in inside for r in refs):
+            statement = assignments[0].node
+            if isinstance(statement, (cst.Import, cst.ImportFrom)) and not isinstance(statement.names, cst.ImportStar):
+                for alias in statement.names:
+                    local = alias.asname.name.value if alias.asname is not None and isinstance(
+                        alias.asname.name, cst.Name) else (alias.evaluated_name.split(".")[0])
+                    if local == name:
+                        out.add(id(alias))
+    return out
+
+
+def _no_leading_blank_lines(module: cst.Module, new: cst.Module) -> cst.Module:
+    """When the removed import opened the file, do not leave it starting with blank lines."""
     if new.body and len(new.body) < len(module.body) and _is_import_line(module.body[0]) \
             and new.body[0].deep_equals(module.body[1]):
-        # the removed import opened the file: do not leave it starting with blank lines
         first = new.body[0]
         lines = list(first.leading_lines)
         while lines and lines[0].comment is None:
