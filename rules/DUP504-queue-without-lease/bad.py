@@ -87,3 +87,15 @@ def score_lead(self, executor: AgentExecutor, lead_id: str) -> str:
 @dramatiq.actor(queue_name="invoices")  # error: DUP504
 def send_invoice(customer_id: str) -> None:
     Runner.run_sync(billing, f"Send the monthly invoice to {customer_id}.")
+
+
+# RQ: a failed job is re-enqueued, and the agent lives in another module
+from rq import Retry  # noqa: E402
+from rq.decorators import job  # noqa: E402
+
+from .agents import run_support_agent  # noqa: E402
+
+
+@job("support", connection=redis, retry=Retry(max=3, interval=[10, 30, 60]))  # error: DUP504
+def answer_ticket(ticket_id: str) -> str:
+    return run_support_agent(f"Answer ticket {ticket_id}")
