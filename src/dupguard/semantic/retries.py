@@ -179,7 +179,15 @@ def _arg_names(call: Call) -> set[str]:
 def _loop_label(loop: Loop) -> str:
     node = loop.node
     if type(node).__name__ == "For":
-        return f"for {dotted(node.target) or '...'} in {dotted(getattr(node.iter, 'func', node.iter)) or '...'}(...)"
+        iterable = node.iter  # type: ignore[attr-defined]
+        text = dotted(getattr(iterable, "func", iterable)) or "..."
+        args = getattr(iterable, "args", None)
+        if args is not None:
+            shown = [dotted(a.value) or getattr(a.value, "value", None) for a in args]
+            inner = ", ".join(str(x) for x in shown) if all(isinstance(x, str) for x in shown) and not any(
+                a.keyword for a in args) else "..."
+            text = f"{text}({inner})"
+        return f"for {dotted(node.target) or '...'} in {text}"  # type: ignore[attr-defined]
     test = getattr(node, "test", None)
     return f"while {dotted(test) or '...'}"
 

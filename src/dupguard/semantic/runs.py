@@ -365,10 +365,10 @@ def _tool_execution(model: Model, call: Call) -> str | None:
         if binding is not None and binding.function is call.function:
             base = _subscript_base(binding.value)
             if base is not None and (_is_dispatch_table(base) or _mentions_name_key(binding.value)):
-                return f"{func} (from {base}[...])"
+                return f"{func}|{base}[...]"
             vc = binding.value_call
             if vc is not None and vc.method == "get" and _is_dispatch_table(vc.receiver) and vc.args:
-                return f"{func} (from {vc.receiver}.get(...))"
+                return f"{func}|{vc.receiver}.get(...)"
     # getattr(tools, name)(**args)
     if func == "getattr()":
         inner = model.call_for_node(call.node.func)
@@ -588,7 +588,9 @@ def direct_run(model: Model, call: Call) -> Run | None:
         return Run(call, f"agent run `{what}(...)`", "agent", call)
     what = tool_execution(model, call)
     if what is not None:
-        return Run(call, f"tool execution `{what}(...)`", "tool", call)
+        name, _, source = what.partition("|")
+        label = f"tool execution `{name}(...)`" + (f" (picked from `{source}`)" if source else "")
+        return Run(call, label, "tool", call)
     return None
 
 

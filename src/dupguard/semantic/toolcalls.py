@@ -64,6 +64,7 @@ def _sites(model: Model) -> Iterator[Site]:
                 continue
             what, batch = f"{helper.name}(...)", True
         else:
+            what = what.partition("|")[0]  # "fn|TOOLS[...]": the callable, not where it was picked
             batch = bool(BATCH_EXEC_RE.search(_last(call.method or call.func)))
         args = _arg_names(call)
         own = [lp for lp in call.loops if lp.function is call.function]
