@@ -266,7 +266,7 @@ class ModelBuilder(cst.CSTVisitor):
             self._main_ifs.append(node)
         if self._loops and isinstance(node.test, cst.Comparison) and _exits(node.body):
             self._loops[-1].capped = True
-        if self._loops and _exits(node.body):
+        if self._loops and self._loops[-1].function is self._function and _exits(node.body):
             self._loops[-1].exit_tests.append(node.test)
         if self._function is not None and _exits(node.body, cst.Continue):
             self._function.exit_tests.append(node.test)
