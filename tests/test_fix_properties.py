@@ -58,11 +58,10 @@ def check_fix_is_safe(name: str, data: bytes) -> tuple[str, bool]:
         assert outcome.applied, f"{name}: changed without a fix"
     else:
         assert not outcome.applied
-    text = cst.parse_module(data).code
     try:
-        clean = lint_text(name, text, SETTINGS, CODES) == []
-    except ValueError:
-        clean = False
+        clean = lint_text(name, cst.parse_module(data).code, SETTINGS, CODES) == []
+    except (ValueError, cst.ParserSyntaxError):
+        clean = False  # (then the fixer never parsed it either: it is unchanged, checked above)
     if clean:
         assert fixed == data, f"{name}: a file with no finding was changed"
     return name, fixed != data

@@ -72,3 +72,11 @@ async def answer_with_account(account_id: str, question: str) -> str:
     tools = [*SupportBot.tools, make_account_tool(account_id)]
     agent = FunctionAgent(tools=tools)
     return str(await agent.run(question))
+
+
+# Strands: += on the shared list in a worker task
+@shared_task
+def research_job(topic: str, workspace: str) -> str:
+    global TOOLS
+    tools = [*TOOLS, workspace_tool(workspace)]
+    return str(Agent(tools=tools)(topic))

@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fix_options(fix)
     fix.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    fix.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: number of cores)")
     fix.add_argument("--quiet", "-q", action="store_true", help="no summary")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
@@ -154,7 +155,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     return run_command(paths, settings, unsafe=settings.unsafe_fixes, diff=args.diff,
                        show_fixes=args.show_fixes, quiet=args.quiet, exit_zero=args.exit_zero,
                        output_format=getattr(args, "output_format", None) or settings.output_format,
-                       stdin=stdin)
+                       stdin=stdin, jobs=args.jobs)
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:

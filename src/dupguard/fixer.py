@@ -26,6 +26,7 @@ import difflib
 import os
 import stat
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from .rules import Finding
 
 MAX_PASSES = 10
+PARALLEL_THRESHOLD = 16  # below this many files, starting workers costs more than it saves
 
 
 @dataclass(frozen=True, order=True)
@@ -315,9 +317,23 @@ def fix_module(filename: str, module: "cst.Module", settings: Settings, codes: f
 
 def fix_bytes(filename: str, data: bytes, settings: Settings, codes: frozenset[str], *,
               unsafe: bool) -> tuple[Outcome | None, bytes, str | None]:
-    """(outcome, new bytes, error). An input that cannot be decoded or parsed is an error."""
+    """(outcome, new bytes, error). An input that cannot be decoded or parsed is an error.
+
+    Like ``check``, a file that cannot matter (the prefilter's text test) is not parsed at
+    all: its outcome is empty and its bytes are returned as they are.
+    """
     import libcst as cst
 
+    from .engine import decode, extra_modules
+    from .prefilter import might_matter
+    from .suppression import file_is_exempt
+
+    try:
+        text = decode(data, filename)
+    except ValueError as exc:
+        return None, data, str(exc)
+    if not codes or file_is_exempt(text) or not might_matter(text, extra_modules(settings)):
+        return Outcome(filename, None), data, None  # type: ignore[arg-type]
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
@@ -330,6 +346,18 @@ def fix_bytes(filename: str, data: bytes, settings: Settings, codes: frozenset[s
     if outcome.error is not None or not outcome.applied:
         return outcome, data, outcome.error
     return outcome, outcome.module.bytes, None
+
+
+def _fix_job(job: tuple[str, bytes, Settings, frozenset[str], bool]) -> tuple[Outcome | None, bytes, str | None]:
+    """One file, in a worker process: the outcome travels back without its tree."""
+    filename, data, settings, codes, unsafe = job
+    try:
+        outcome, fixed, error = fix_bytes(filename, data, settings, codes, unsafe=unsafe)
+    except Exception as exc:  # a bug in dupguard must not hide the other files
+        return None, data, f"internal error while fixing ({type(exc).__name__}: {exc}); please report it"
+    if outcome is not None:
+        outcome.module = None  # type: ignore[assignment]
+    return outcome, fixed, error
 
 
 # ----------------------------------------------------------------------------- files
@@ -400,7 +428,7 @@ class RunResult:
 
 
 def fix_paths(files: Iterable[Path], settings: Settings, *, unsafe: bool, write: bool,
-              stdin: tuple[str, bytes] | None = None) -> RunResult:
+              stdin: tuple[str, bytes] | None = None, jobs_wanted: int | None = None) -> RunResult:
     """Fix every file; write the changed ones when ``write`` (never the stdin source)."""
     from .engine import codes_for_file
 
@@ -418,15 +446,18 @@ def fix_paths(files: Iterable[Path], settings: Settings, *, unsafe: bool, write:
             sources.append((str(path), path, None, exc.strerror or str(exc)))
     if stdin is not None:
         sources.append((stdin[0], None, stdin[1], None))
-    for filename, path, data, error in sources:
+    readable = [(f, p, d) for f, p, d, _ in sources if d is not None]
+    jobs = [(f, d, settings, codes_for_file(f, settings, enabled), unsafe) for f, _, d in readable]
+    workers = min(jobs_wanted or os.cpu_count() or 1, len(jobs) // PARALLEL_THRESHOLD or 1)
+    if workers <= 1:
+        done = [_fix_job(job) for job in jobs]
+    else:  # files are independent: fix them in parallel, write them here
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(_fix_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+    for filename, _, data, error in sources:
         if data is None:
             result.errors.append(FileError(filename, error or "unreadable"))
-            continue
-        codes = codes_for_file(filename, settings, enabled)
-        try:
-            outcome, fixed, error = fix_bytes(filename, data, settings, codes, unsafe=unsafe)
-        except Exception as exc:  # a bug in dupguard must not hide the other files
-            outcome, fixed, error = None, data, f"internal error while fixing ({type(exc).__name__}: {exc}); please report it"
+    for (filename, path, data), (outcome, fixed, error) in zip(readable, done):
         file_result = FileResult(filename, data, fixed, outcome, error)
         if error is not None:
             result.errors.append(FileError(filename, error))
@@ -443,11 +474,10 @@ def fix_paths(files: Iterable[Path], settings: Settings, *, unsafe: bool, write:
 
 def unified_diff(result: FileResult) -> str:
     """A ``git apply``-able diff of one file's fix (text decoded with the file's encoding)."""
-    import libcst as cst
+    from .engine import decode
 
-    encoding = cst.parse_module(result.fixed).encoding if result.changed else "utf-8"
-    old = result.original.decode(encoding)
-    new = result.fixed.decode(encoding)
+    old = decode(result.original, result.filename)
+    new = decode(result.fixed, result.filename)
     lines = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True),
         fromfile=f"a/{result.filename}", tofile=f"b/{result.filename}",
@@ -460,7 +490,7 @@ def unified_diff(result: FileResult) -> str:
 
 def run_command(paths: list[str], settings: Settings, *, unsafe: bool, diff: bool, show_fixes: bool,
                 quiet: bool = False, exit_zero: bool = False, output_format: str | None = None,
-                stdin: tuple[str, bytes] | None = None, out=None, err=None) -> int:
+                stdin: tuple[str, bytes] | None = None, jobs: int | None = None, out=None, err=None) -> int:
     """``dupguard fix`` / ``check --fix``: ruff's exit codes.
 
     0: nothing left (or ``--diff`` and nothing would change); 1: findings remain after fixing
@@ -475,7 +505,7 @@ def run_command(paths: list[str], settings: Settings, *, unsafe: bool, diff: boo
     err = err or sys.stderr
     found = discover(paths, settings) if paths else None
     files = found.files if found else []
-    result = fix_paths(files, settings, unsafe=unsafe, write=not diff, stdin=stdin)
+    result = fix_paths(files, settings, unsafe=unsafe, write=not diff, stdin=stdin, jobs_wanted=jobs)
     errors = (found.errors if found else []) + result.errors
     for error in errors:
         err.write(f"dupguard: error: {error}\n")

@@ -2,9 +2,9 @@
 
 ``TOOLS.append(extra)`` inside a handler becomes ``tools = [*TOOLS, extra]`` and the reads
 of ``TOOLS`` that follow it in the same block (``Agent(tools=TOOLS)``) read ``tools``; the
-long-lived list is then built once, at module level, and never changes. ``extend(xs)``
-gives ``[*TOOLS, *xs]`` (``[*TOOLS, a, b]`` for a literal), ``insert(0, x)`` ``[x, *TOOLS]``
-and ``insert(i, x)`` ``[*TOOLS[:i], x, *TOOLS[i:]]``.
+long-lived list is then built once, at module level, and never changes. ``extend(xs)`` and
+``TOOLS += xs`` give ``[*TOOLS, *xs]`` (``[*TOOLS, a, b]`` for a literal), ``insert(0, x)``
+``[x, *TOOLS]`` and ``insert(i, x)`` ``[*TOOLS[:i], x, *TOOLS[i:]]``.
 
 Why unsafe: code that relied on the accumulated tools (a later request seeing tools added
 by an earlier one) changes behaviour, which is the bug being fixed but still a change.
@@ -69,7 +69,12 @@ def fix(model: "Model", ctx: "RuleContext", call: "Call") -> Result:
     fn = call.function
     if not target or fn is None:
         return None, "only a mutation inside a function is rewritten"
-    small = statement_expression(call.statement, call.node)
+    if call.method == "__iadd__":  # ``TOOLS += [extra]``: the record's node is the AugAssign
+        body = getattr(call.statement, "body", ())
+        small = call.node if isinstance(call.statement, cst.SimpleStatementLine) and len(body) == 1 \
+            and body[0] is call.node else None
+    else:
+        small = statement_expression(call.statement, call.node)
     if small is None or call.outer or len(call.statement.body) != 1:  # type: ignore[attr-defined]
         return None, f"the `{call.func}(...)` call is part of a larger statement"
     if "." not in target and target in fn.local_names:
@@ -138,7 +143,7 @@ def _new_list(module: cst.Module, call: "Call", target: str) -> str | None:
     code = [module.code_for_node(a.node) for a in args]
     if call.method == "append" and len(args) == 1:
         return f"[*{target}, {code[0]}]"
-    if call.method == "extend" and len(args) == 1:
+    if call.method in ("extend", "__iadd__") and len(args) == 1:
         node = args[0].node
         if isinstance(node, cst.List) and all(isinstance(e, cst.Element) for e in node.elements):
             items = ", ".join(module.code_for_node(e.value) for e in node.elements)
