@@ -77,3 +77,20 @@ def lookup(order_id: str) -> str:
 
 
 orders = AgentExecutor(agent=None, tools=[lookup, Tool("lookup", invoice_status, "Invoices")])  # error: DUP302
+
+
+# OpenAI Agents SDK: the default name (the function's __name__) reused as an override
+def refund(order_id: str) -> str:
+    """Refund an order."""
+    return order_id
+
+
+def refund_partial(order_id: str, amount: float) -> str:
+    """Refund part of an order."""
+    return f"{order_id}:{amount}"
+
+
+billing = Agent(name="billing", tools=[
+    function_tool(refund),
+    function_tool(refund_partial, name_override="refund"),  # error: DUP302
+])

@@ -39,15 +39,41 @@ def _explicit_name(model: Model, call: Call) -> str | None:
     if entry is None or entry.kind is not Kind.TOOL:
         return None
     positional = [a for a in call.args if a.keyword is None and not a.star]
+    given = False
     for key in entry.name_kwargs:
         if key.isdigit():
             arg = positional[int(key)] if len(positional) > int(key) else None
         else:
             arg = call.kw(key)
-        name = _string(arg.node) if arg is not None else None
+        if arg is None:
+            continue
+        given = True
+        name = _string(arg.node)
         if name is not None:
             return name
-    return None
+    if given or not entry.name_kwargs or any(a.star for a in call.args):
+        return None  # a computed name (f"search_{r}"), or no name parameter we know of
+    return _function_name(model, call, positional)
+
+
+FUNCTION_KWARGS = ("fn", "func", "function", "f", "coroutine")
+
+
+def _function_name(model: Model, call: Call, positional) -> str | None:
+    """No name given: tool constructors with a name parameter default it to the wrapped
+    function's ``__name__``. Only a module-level ``def`` of this file is trusted (an imported
+    name may be any object, and an alias hides the real ``__name__``)."""
+    arg = next((call.kw(k) for k in FUNCTION_KWARGS if call.kw(k) is not None), None)
+    if arg is None and positional:
+        arg = positional[0]
+    text = arg.dotted if arg is not None else None
+    if not text or "." in text or "(" in text:
+        return None
+    scope = call.function
+    if scope is not None and text in scope.local_names:
+        return None
+    fn = model.function_named(text)
+    return fn.name if fn is not None and fn.class_name is None else None
 
 
 def _decorated_tool(model: Model, fn: Function) -> str | None:
