@@ -88,6 +88,10 @@ def _take_kind(model: Model, call: Call) -> str | None:
         return None
     if "lease" in method or any("lease" in (a.keyword or "") for a in call.args):
         return None
+    for kw in ("auto_ack", "no_ack"):  # AMQP: acknowledged on delivery, never redelivered
+        arg = call.kw(kw)
+        if arg is not None and getattr(arg.node, "value", None) == "True":
+            return None
     if method in REDELIVERING_TAKES:
         return "redelivers"
     if method in QUEUE_TAKES and _queue_like(call.receiver) and not _in_process(model, call):
