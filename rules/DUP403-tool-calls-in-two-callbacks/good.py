@@ -91,3 +91,27 @@ def finish_turn(message):
 
 async def stream_turn(stream_client, messages: list) -> None:
     await stream_client.stream(messages=messages, on_delta=show_progress, on_done=finish_turn)
+
+
+# the streaming callback only accumulates tool-call chunks and reports tool errors
+class ChunkCollector(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.partial: dict[int, str] = {}
+
+    def on_llm_new_token(self, token: str, *, chunk=None, **kwargs: Any) -> None:
+        self.process_tool_call_chunk(chunk)
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        for call in response.generations[0][0].message.tool_calls:
+            execute_tool_call(call["id"], call["name"], call["args"])
+
+    def on_tool_end(self, output: str, **kwargs: Any) -> None:
+        self.handle_tool_error(output)
+
+    def process_tool_call_chunk(self, chunk) -> None:
+        for tc in getattr(chunk, "tool_call_chunks", None) or []:
+            self.partial[tc["index"]] = self.partial.get(tc["index"], "") + (tc.get("args") or "")
+
+    def handle_tool_error(self, output: str) -> None:
+        if output.startswith("Error"):
+            log_tool_call("error", output)

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 EXEC_VERBS = ("call", "run", "execute", "exec", "dispatch", "invoke", "process", "handle", "perform", "apply")
 SKIP_WORDS = ("maybe", "a", "async", "do", "try", "safe", "safely")
 TOOL_WORDS = ("tool", "tools", "function", "functions", "action", "actions")
+# Words that turn "handle_tool_…" into bookkeeping: ``handle_tool_error``, ``process_tool_output``,
+# ``call_tool_logger``, ``process_tool_call_chunk`` (accumulates, does not run).
+NOT_EXECUTING = {"error", "errors", "result", "results", "output", "outputs", "log", "logs", "logger",
+                 "metric", "metrics", "display", "render", "trace", "traces", "event", "events",
+                 "schema", "schemas", "spec", "specs", "ui", "status", "chunk", "chunks", "delta",
+                 "deltas", "start", "end", "message", "messages"}
 # A bare dispatch verb executes a tool when its first argument is the tool call's name.
 BARE_VERBS = ("dispatch", "execute", "invoke", "call", "run", "run_tool", "handle")
 NAME_KEYS = ("name", "tool_name", "function_name")
@@ -79,7 +85,8 @@ def executes_tool(call: Call) -> bool:
     words = _words(last)
     while words and words[0] in SKIP_WORDS:
         words = words[1:]
-    if words and words[0] in EXEC_VERBS and any(w in TOOL_WORDS for w in words[1:]):
+    if words and words[0] in EXEC_VERBS and any(w in TOOL_WORDS for w in words[1:]) \
+            and not any(w in NOT_EXECUTING for w in words[1:]):
         return True
     positional = [a for a in call.args if a.keyword is None and not a.star]
     if last in BARE_VERBS and len(call.args) >= 2 and positional and _names_tool_call(positional[0].node):
