@@ -10,7 +10,7 @@ Rules never walk the tree themselves; they read these records.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from . import entrypoints as ep
 from .catalog import Catalog, Entry, Kind
@@ -169,6 +169,9 @@ class Model:
     imports_django: bool = False
     # qualified names of the user's idempotency checks (``extend-idempotency-guards``)
     idempotency_guards: frozenset[str] = frozenset()
+    # indexes built by finalize()
+    _call_index: dict[int, Call] = field(default_factory=dict, repr=False)
+    _by_target: dict[str, list[Binding]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ names
 
@@ -230,7 +233,7 @@ class Model:
 
     # ------------------------------------------------------------------ objects
 
-    def local_binding(self, name: str, fn: Function | None, before: Call | None = None) -> Binding | None:
+    def local_binding(self, name: str, fn: Function | None) -> Binding | None:
         """The latest binding of ``name`` visible in ``fn``: its own scope, the enclosing
         functions' (closures), then the module."""
         while fn is not None:
@@ -238,8 +241,8 @@ class Model:
                 break
             if name in fn.local_names:
                 found = None
-                for b in self.bindings:
-                    if b.function is fn and b.target == name:
+                for b in self._by_target.get(name, ()):
+                    if b.function is fn:
                         found = b
                 return found
             fn = fn.parent
@@ -247,8 +250,8 @@ class Model:
 
     def module_binding(self, target: str) -> Binding | None:
         found = None
-        for b in self.bindings:
-            if b.scope == "module" and b.target == target and not b.in_main:
+        for b in self._by_target.get(target, ()):
+            if b.scope == "module" and not b.in_main:
                 found = b
         return found
 
@@ -275,15 +278,14 @@ class Model:
         return None, None
 
     def call_for_node(self, node: "cst.CSTNode") -> Call | None:
-        return self._call_index.get(id(node)) if hasattr(self, "_call_index") else None
-
-    def iter_calls(self, *, method: str | None = None) -> Iterator[Call]:
-        for call in self.calls:
-            if method is None or call.method == method:
-                yield call
+        return self._call_index.get(id(node))
 
     def finalize(self) -> None:
+        """Index the records once the walk is over (queries run many times per file)."""
         self._call_index = {id(c.node): c for c in self.calls}
+        self._by_target = {}
+        for b in self.bindings:
+            self._by_target.setdefault(b.target, []).append(b)
 
 
 def _is_name(node: "cst.CSTNode") -> bool:
