@@ -249,20 +249,19 @@ def _agent_run(model: Model, call: Call) -> str | None:
 
 
 def _llm_like(model: Model, call: Call, known: bool) -> bool:
-    """A name that says agent but is bound to something that is not (an HTTP client…)."""
+    """A name that says agent but is bound to something that is not one (an HTTP client, a
+    ``dupguard.runtime`` wrapper whose runs are guarded, …)."""
     if not known:
         return False
     binding = _binding_of(model, call.receiver or "", call.function)
     if binding is None or binding.value_call is None:
         return False
-    callee = binding.value_call.callee or ""
-    return bool(callee) and model.catalog.lookup(callee) is None and not binding.value_call.func.endswith(
-        ("agent", "Agent", "agents", "assistant")
-    ) and "." in callee and not callee.split(".")[0] in _FRAMEWORK_ROOTS
+    root = (binding.value_call.callee or "").split(".")[0]
+    return root in NON_AGENT_ROOTS
 
 
-_FRAMEWORK_ROOTS = {"llama_index", "autogen", "autogen_agentchat", "ag2", "strands", "langchain", "langgraph",
-                    "crewai", "agents", "pydantic_ai", "smolagents", "google", "agno", "semantic_kernel"}
+NON_AGENT_ROOTS = {"httpx", "requests", "aiohttp", "urllib3", "docker", "paramiko", "subprocess", "boto3",
+                   "fake_useragent", "dupguard", "openai", "anthropic", "litellm", "ollama", "mistralai"}
 
 
 # ----------------------------------------------------------------------------- tool executions
