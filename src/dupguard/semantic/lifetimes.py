@@ -64,6 +64,8 @@ class PerCall:
             return f"`{self.where}`, which runs per request (a request handler calls it)"
         if self.kind == "worker-helper":
             return f"`{self.where}`, which runs per job (a worker task calls it)"
+        if self.kind == "streamlit":
+            return "Streamlit script code, which re-runs on every interaction"
         if self.kind == "loop":
             at = f" at line {line_of_loop}" if line_of_loop else ""
             return f"the loop{at} that runs the agent on every iteration"
@@ -186,6 +188,8 @@ def per_call(model: Model, call: Call) -> PerCall | None:
         kind = "handler" if ep.HANDLER in contexts else "worker"
         direct = fn.contexts & {ep.HANDLER, ep.WORKER}
         return PerCall(kind if direct else f"{kind}-helper", fn.name)
+    if fn is None and model.is_streamlit and not call.in_main:
+        return PerCall("streamlit", "the Streamlit script")
     loop = innermost_loop(call)
     if loop is not None and any(
         loop in other.loops and runs_agent(model, other) for other in model.calls if other.function is fn
@@ -251,7 +255,14 @@ def lifetime(model: Model, text: str | None, call: Call) -> str | None:
         scope = scope.parent
     if head in model.imports:
         return "global"
-    if model.module_binding(head) is not None:
+    binding = model.module_binding(head)
+    if binding is not None:
+        if model.is_streamlit:
+            # a Streamlit script re-runs top to bottom: its module-level objects are rebuilt
+            # each time, unless they come from a cached factory (``st.cache_resource``)
+            factory = model.function_named(binding.value_call.func or "") if binding.value_call else None
+            cached = factory is not None and any(d.callee in CACHING for d in factory.decorators)
+            return "cached" if cached else None
         return "module"
     if head in model.classes:
         return "class"
