@@ -62,3 +62,24 @@ def build_agent(account_id: str) -> Agent:
 if __name__ == "__main__":
     BASE_TOOLS.append(make_account_tool("cli"))
     print(Agent(tools=BASE_TOOLS)("hello"))
+
+
+# a registration decorator fills the list at import time
+PLUGIN_TOOLS: list = []
+tool_calls_seen: list = []
+
+
+def register(fn):
+    PLUGIN_TOOLS.append(fn)
+    return fn
+
+
+@register
+def lookup(order_id: str) -> str:
+    return order_id
+
+
+@api.post("/plugins/run")
+async def run_plugins(topic: str):
+    tool_calls_seen.append(topic)  # a log of calls, not a tool list
+    return str(await Agent(tools=[*PLUGIN_TOOLS]).invoke_async(topic))

@@ -76,3 +76,35 @@ async def poke(user_id: str):
 if __name__ == "__main__":
     Settings.callback_manager.add_handler(LlamaDebugHandler(print_trace_on_end=True))
     web.run()
+
+
+# a module-level flag makes the install run once
+_tracing = False
+
+
+def enable_tracing() -> None:
+    global _tracing
+    if _tracing:
+        return
+    set_global_handler("arize_phoenix")
+    _tracing = True
+
+
+@api.post("/traced")
+async def traced(message: str):
+    enable_tracing()
+    if not getattr(api.state, "hooks_installed", False):
+        Settings.callback_manager.add_handler(token_counter)
+        api.state.hooks_installed = True
+    return {"ok": True}
+
+
+# scoped to the request: removed again before it returns
+@api.post("/debug")
+async def debug(message: str):
+    handler = LlamaDebugHandler(print_trace_on_end=True)
+    Settings.callback_manager.add_handler(handler)
+    try:
+        return {"ok": True}
+    finally:
+        Settings.callback_manager.remove_handler(handler)

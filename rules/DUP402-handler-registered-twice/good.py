@@ -52,3 +52,19 @@ def build_agents() -> list[StrandsAgent]:
     agent.hooks.add_callback(BeforeToolCallEvent, pre_tool_audit)
     agent.hooks.add_callback(AfterToolCallEvent, post_tool_audit)
     return [first, agent]
+
+
+# the first registration returns early: the two never run together
+def install(debug: bool) -> None:
+    if debug:
+        callback_manager.add_handler(token_counter)
+        return
+    callback_manager.add_handler(token_counter)
+
+
+# try/except: the second runs only when the first failed
+def install_fallback(manager: LlamaCallbackManager) -> None:
+    try:
+        manager.add_handler(token_counter)
+    except ValueError:
+        manager.add_handler(token_counter)
