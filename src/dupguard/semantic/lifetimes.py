@@ -42,7 +42,14 @@ CACHING = {"functools.lru_cache", "functools.cache", "functools.cached_property"
 # Words in an ``if`` test that mark a register-once flag (``if not _tracing_installed:``).
 FLAG_WORDS = ("registered", "installed", "initialized", "initialised", "configured", "attached",
               "hooked", "_setup", "setup_done", "_done", "already", "once", "seen")
-REMOVE_PREFIXES = ("remove", "unregister", "clear", "reset", "deregister", "discard")
+REMOVE_PREFIXES = ("remove", "unregister", "deregister", "discard")
+REMOVE_METHODS = {"set_handlers", "clear_handlers", "reset_handlers", "clear_hooks", "clear_callbacks"}
+
+
+def is_removal(method: str | None) -> bool:
+    """``remove_handler``, ``set_handlers([])``…: undoes a registration (``agent.reset()``,
+    which clears chat history, does not)."""
+    return bool(method) and (method.startswith(REMOVE_PREFIXES) or method in REMOVE_METHODS)
 
 
 @dataclass(frozen=True)
@@ -317,10 +324,8 @@ def is_guarded(model: Model, call: Call, *texts: str) -> bool:
 def removed_in_scope(model: Model, call: Call, target: str) -> bool:
     """Is the registration undone in the same function (``remove_handler`` in a ``finally``)?"""
     for other in model.calls:
-        if other is call or other.function is not call.function or not other.method:
+        if other is call or other.function is not call.function or not is_removal(other.method):
             continue
-        if other.receiver == call.receiver and other.method.startswith(REMOVE_PREFIXES):
-            return True
-        if other.method.startswith(REMOVE_PREFIXES) and other.receiver == target:
+        if other.receiver is not None and other.receiver in (call.receiver, target):
             return True
     return False

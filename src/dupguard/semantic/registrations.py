@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from .catalog import Kind, Registration
-from .lifetimes import PerCall, code_of, is_guarded, lifetime, bound_outside, per_call, removed_in_scope
+from .lifetimes import PerCall, bound_outside, code_of, is_guarded, is_removal, lifetime, per_call, removed_in_scope
 from .model import Call, Model
 
 if TYPE_CHECKING:
@@ -262,8 +262,6 @@ def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
 def removed_in_scope_between(model: Model, first: Call, second: Call, target: str) -> bool:
     lo, hi = model.calls.index(first), model.calls.index(second)
     for call in model.calls[lo + 1:hi]:
-        if call.receiver == target and call.method and call.method.startswith(
-            ("remove", "unregister", "clear", "reset", "deregister")
-        ):
+        if call.receiver == target and is_removal(call.method):
             return True
     return False
