@@ -148,13 +148,17 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# the example files also hold other rules' findings (DUP302: both tools are named "search")
+ONLY = ("--select", "DUP101,DUP301")
+
+
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(root.glob("*.py"))}
 
 
 def test_diff_writes_nothing_and_exits_1_when_a_fix_is_available(project: Path) -> None:
     before = _snapshot(project)
-    proc = run_cli("fix", "--isolated", "--diff", ".", cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, "--diff", ".", cwd=project)
     assert proc.returncode == 1, proc.stderr.decode()
     assert _snapshot(project) == before
     patch = proc.stdout.decode()
@@ -169,34 +173,35 @@ def test_diff_writes_nothing_and_exits_1_when_a_fix_is_available(project: Path) 
 
 
 def test_diff_exits_0_when_nothing_would_change(project: Path) -> None:
-    proc = run_cli("fix", "--isolated", "--diff", "clean.py", cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, "--diff", "clean.py", cwd=project)
     assert proc.returncode == 0 and proc.stdout == b""
     # only unsafe fixes available: nothing changes without --unsafe-fixes
-    proc = run_cli("fix", "--isolated", "--diff", "agent_app.py", cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, "--diff", "agent_app.py", cwd=project)
     assert proc.returncode == 0 and proc.stdout == b""
     assert "4 more fixes available with `--unsafe-fixes`" in proc.stderr.decode()
-    proc = run_cli("fix", "--isolated", "--diff", "--unsafe-fixes", "agent_app.py", cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, "--diff", "--unsafe-fixes", "agent_app.py", cwd=project)
     assert proc.returncode == 1 and b"+def make_agent():" in proc.stdout
 
 
 def test_fix_exit_codes_and_unsafe_opt_in(project: Path) -> None:
-    proc = run_cli("fix", "--isolated", "--show-fixes", ".", cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, "--show-fixes", ".", cwd=project)
     out = proc.stdout.decode()
     assert proc.returncode == 1, out  # DUP101 findings remain
     assert "Fixed 4 findings:" in out and "tools_app.py:13:23: DUP301 Remove the repeated `search_tool`" in out
     assert "agent_app.py:9:1: DUP101" in out and "4 more fixes available with `--unsafe-fixes`" in out
     assert (project / "tools_app.py").read_text() == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_text()
-    proc = run_cli("check", "--isolated", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
+    proc = run_cli("check", "--isolated", *ONLY, "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
     assert "Fixed 4 findings, 0 findings remaining." in proc.stdout.decode()
     assert (project / "agent_app.py").read_text() == (
         RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py").read_text()
-    proc = run_cli("fix", "--isolated", ".", cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, ".", cwd=project)
     assert proc.returncode == 0 and "All checks passed!" in proc.stdout.decode()
 
 
 def test_config_unsafe_fixes_fixable_and_unfixable(project: Path) -> None:
-    (project / "pyproject.toml").write_text('[tool.dupguard]\nunsafe-fixes = true\nunfixable = ["DUP3"]\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.dupguard]\nselect = ["DUP101", "DUP301"]\nunsafe-fixes = true\nunfixable = ["DUP3"]\n')
     proc = run_cli("fix", ".", cwd=project)
     assert proc.returncode == 1  # the DUP301 findings stay: unfixable
     assert (project / "agent_app.py").read_text() == (
@@ -212,7 +217,7 @@ def test_config_unsafe_fixes_fixable_and_unfixable(project: Path) -> None:
 
 def test_stdin_prints_the_fixed_source(project: Path) -> None:
     source = (project / "tools_app.py").read_bytes()
-    proc = run_cli("fix", "--isolated", "-", "--stdin-filename", "tools_app.py", stdin=source, cwd=project)
+    proc = run_cli("fix", "--isolated", *ONLY, "-", "--stdin-filename", "tools_app.py", stdin=source, cwd=project)
     assert proc.returncode == 0
     assert proc.stdout == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_bytes()
 

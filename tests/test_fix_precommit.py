@@ -13,6 +13,8 @@ from test_precommit import _target, _try_repo, pytestmark, repo_under_test  # no
 def test_dupguard_fix_hook_fixes_the_file_and_reports_the_change(tmp_path: Path, repo_under_test: Path) -> None:
     folder = RULES_DIR / "DUP301-duplicate-tool"
     target = _target(tmp_path, {
+        # the example also trips DUP302 (both tools are named "search"), which has no fix
+        "pyproject.toml": '[tool.dupguard]\nselect = ["DUP301"]\n',
         "tools_app.py": unmarked_bad(folder),
         "clean_app.py": (folder / "good.py").read_text(),
     })
