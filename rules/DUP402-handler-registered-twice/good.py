@@ -6,6 +6,7 @@ from llama_index.core.callbacks import CallbackManager as LlamaCallbackManager
 from llama_index.core.callbacks import LlamaDebugHandler, TokenCountingHandler
 from strands import Agent as StrandsAgent
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
+from telegram.ext import Application, MessageHandler, filters
 
 from .audit import audit_reply, post_tool_audit, pre_tool_audit
 from .tools import crm_lookup, send_email
@@ -68,3 +69,10 @@ def install_fallback(manager: LlamaCallbackManager) -> None:
         manager.add_handler(token_counter)
     except ValueError:
         manager.add_handler(token_counter)
+
+
+# python-telegram-bot's Application.add_handler is another library's method (and within one
+# group only the first matching handler runs)
+bot = Application.builder().token("TOKEN").build()
+bot.add_handler(MessageHandler(filters.TEXT, print))
+bot.add_handler(MessageHandler(filters.TEXT, print))

@@ -86,10 +86,16 @@ def _receiver_class(model: Model, call: Call) -> str | None:
 
 def _matches_receivers(model: Model, call: Call, reg: Registration) -> bool:
     if not reg.receivers:
+        tops = {n.split(".")[0] for n in model.catalog.by_name}
         if not call.receiver and call.callee:
             # an imported function (``from agents import add_trace_processor``): the import says
             # which framework it is
-            return call.callee.split(".")[0] in {n.split(".")[0] for n in model.catalog.by_name}
+            return call.callee.split(".")[0] in tops
+        cls = _receiver_class(model, call)
+        if cls and cls.split(".")[0] not in tops:
+            # a known object of another library: python-telegram-bot's Application.add_handler,
+            # tornado's IOLoop.add_callback
+            return False
         return _framework_imported(model, reg)
     candidates = [call.callee or ""] if not call.receiver else [_receiver_class(model, call) or ""]
     if call.receiver and call.callee:
