@@ -19,13 +19,12 @@ editable install). The before tree is a copy of ``src/`` (plus ``rules/`` next t
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import ROOT, run_once  # noqa: E402
+from run import ROOT, run_once, tool_env  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     samples: dict[str, list] = {k: [] for k in trees}
     for rep in range(ns.reps):
         for name in (("before", "after") if rep % 2 == 0 else ("after", "before")):
-            env = dict(os.environ, PYTHONPATH=str(Path(trees[name]).resolve()))
+            env = tool_env(PYTHONPATH=str(Path(trees[name]).resolve()))
             samples[name].append(run_once([sys.executable, "-P", "-m", "dupguard", *args], Path(ns.cwd), env))
     for name, ss in samples.items():
         wall = [s.wall for s in ss]
