@@ -43,7 +43,7 @@ Result = tuple[Replacement | None, str]
 def fix(model: "Model", ctx: "RuleContext", shared: "Shared") -> Result:
     module = module_of(ctx)
     if model.is_streamlit:
-        return None, "Streamlit shares cached resources between sessions; keep the agent in `st.session_state`"
+        return None, "Streamlit shares cached resources between sessions; keep one per session in `st.session_state`"
     if shared.factory is not None:
         return _uncache(model, module, shared)
     binding = shared.binding
