@@ -102,3 +102,12 @@ async def hourly_digest() -> None:
         except ConnectionError:
             pass
         await asyncio.sleep(3600)
+
+
+# sampling: three answers are wanted, each run is collected
+async def translations(text: str) -> list[str]:
+    out = []
+    for _ in range(3):
+        result = await Runner.run(billing, text)
+        out.append(result.final_output)
+    return out

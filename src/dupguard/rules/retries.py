@@ -18,7 +18,7 @@ def duplicate_history_append(model: Model, ctx: RuleContext) -> Iterable[Finding
         message = second.args[0].dotted
         from ..codemods.duplicate_history_append import fix  # libcst.codemod: only when needed
 
-        replacement, fix_message = fix(ctx, second)
+        replacement, fix_message = ctx.fix(fix, ctx, second)
         yield Finding(
             second.node,
             f"`{message}` is appended to `{second.receiver}` again (first at line {ctx.line(first.node)}): "
@@ -42,7 +42,7 @@ def naive_agent_retry(model: Model, ctx: RuleContext) -> Iterable[Finding]:
         )
         from ..codemods.naive_agent_retry import fix  # libcst.codemod: only when needed
 
-        replacement, fix_message = fix(model, ctx, retry)
+        replacement, fix_message = ctx.fix(fix, model, ctx, retry)
         yield Finding(
             retry.node,
             f"{retry.label} retries {_where(ctx, run)} with no idempotency key: an attempt that fails "
@@ -57,9 +57,10 @@ def naive_agent_retry(model: Model, ctx: RuleContext) -> Iterable[Finding]:
 def tool_calls_replayed(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for replay in replays(model):
         first, second = replay.first, replay.second
+        payload = second.payload.split("\0")[0]
         yield Finding(
             second.report,
-            f"`{second.payload}` is executed again here (`{second.what}`, first executed at line "
+            f"`{payload}` is executed again here (`{second.what}`, first executed at line "
             f"{ctx.line(first.report)}) with no seen-id check: every tool call of that payload runs twice; "
             "record each call id and skip the ones already run with `dupguard.runtime.ToolCallLedger` "
             "(`ledger.begin(call.id, name, args)`), or answer a failure with an error result instead of "

@@ -217,7 +217,7 @@ def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
             return None  # a REPL / chat loop: every iteration answers a new message
         if shape == "tenacity" or (_retry_try(loop, call) and (shape != "while" or _exits_on_success(loop, call))):
             return run
-        if shape == "counted" and _small_count(loop) and not _collected(call) and (
+        if shape == "counted" and _small_count(loop) and not _collected(call) and not _loop_collects(model, loop) and (
             "_" == target_words or any(w in target_words for w in RETRY_TARGET_WORDS)
         ):
             return run
@@ -256,6 +256,15 @@ def _exits_on_success(loop: Loop, call: Call) -> bool:
 def _returns(stmt: "cst.CSTNode") -> bool:
     smalls = getattr(stmt, "body", ()) if type(stmt).__name__ == "SimpleStatementLine" else ()
     return any(type(s).__name__ in ("Return", "Break") for s in smalls)
+
+
+def _loop_collects(model: Model, loop: Loop) -> bool:
+    """The loop accumulates results (``translations.append(...)``): sampling N answers, not
+    retrying one."""
+    return any(
+        loop in c.loops and c.function is loop.function and c.method in ("append", "extend", "add", "insert")
+        for c in model.calls
+    )
 
 
 def _collected(call: Call) -> bool:

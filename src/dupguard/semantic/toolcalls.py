@@ -28,7 +28,7 @@ from .model import Call, Function, Loop, Model
 from .queues import takes_jobs
 from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import (
-    BATCH_EXEC_RE, _comparison_parts, _last, _runtime_receiver, call_guarded, call_index, direct_run,
+    BATCH_EXEC_RE, _comparison_parts, _last, _text, _runtime_receiver, call_guarded, call_index, direct_run,
     helper_runs, is_guard_call, is_model_call, is_seen_test, names_in, tool_execution,
 )
 
@@ -79,7 +79,14 @@ def _sites(model: Model) -> Iterator[Site]:
         if batch:
             positional = [a for a in call.args if a.keyword is None and not a.star]
             if positional and positional[0].dotted and "(" not in positional[0].dotted:
-                yield Site(call, positional[0].dotted, call.node, call.node, None, what)
+                # the whole argument list is the payload: the same tool object with another
+                # call id or input is another call, not a replay
+                yield Site(call, f"{positional[0].dotted}\0{_signature(call)}", call.node, call.node, None, what)
+
+
+def _signature(call: Call) -> str:
+    """The call's arguments as text (keywords included), to compare two batch executions."""
+    return "|".join(f"{a.keyword or ''}={a.star}{_text(a.node)}" for a in call.args)
 
 
 def _arg_names(call: Call) -> set[str]:
@@ -161,7 +168,7 @@ def _can_follow(model: Model, first: Site, second: Site) -> bool:
 
 
 def _rebound_between(model: Model, site: Site, first: Site, second: Site) -> bool:
-    head = site.payload.split(".")[0].split("[")[0]
+    head = site.payload.split("\0")[0].split(".")[0].split("[")[0]
     lo, hi = call_index(model, first.call), call_index(model, second.call)
     for b in model.bindings:
         if b.function is first.call.function and b.target.split(".")[0] == head and lo < b.seq <= hi:
