@@ -333,3 +333,22 @@ def test_the_project_lints_itself_clean() -> None:
     """Dogfooding with the project's own [tool.dupguard] (fixtures are excluded there)."""
     proc = run_cli("check", "--no-cache", "--output-format", "concise", ".")
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+
+
+def test_fixes_are_built_only_for_reports_that_carry_them() -> None:
+    """Text reports skip building replacements (the costly part of the fixable rules)."""
+    from dataclasses import replace
+
+    from dupguard.config import Settings
+    from dupguard.engine import lint_text
+
+    path = RULES_DIR / "DUP301-duplicate-tool" / "bad.py"
+    plain = Settings()
+    text = path.read_text()
+    without = lint_text(str(path), text, plain, frozenset({"DUP301"}))
+    with_fixes = lint_text(str(path), text, replace(plain, with_fixes=True), frozenset({"DUP301"}))
+    assert [d.row for d in without] == [d.row for d in with_fixes] and without
+    assert all(d.fix is None for d in without)
+    assert all(d.fix is not None and d.fix.applicability == "safe" for d in with_fixes)
+    data = _json(run_cli("check", "--no-cache", "--isolated", "--select", "DUP301", "--output-format", "json", str(path)))
+    assert all(item["fix"]["edits"] for item in data)

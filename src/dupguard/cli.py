@@ -9,10 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from typing import Any, Sequence
 
 from . import __version__
 from .config import OUTPUT_FORMATS, ConfigError, parse_table, resolve
+
+# report formats that carry each finding's fix (and so need the rules to build it)
+FIX_FORMATS = ("json", "json-lines")
 
 
 def _codes(value: str) -> list[str]:
@@ -122,15 +126,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
         stdin = (args.stdin_filename or "-", sys.stdin.buffer.read())
     found = discover(paths, settings) if paths else None
     files = found.files if found else []
+    out = sys.stdout
+    fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
+    if fmt in FIX_FORMATS and not args.statistics:
+        settings = replace(settings, with_fixes=True)
     result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin)
     errors = (found.errors if found else []) + result.errors
     for error in errors:
         print(f"dupguard: error: {error}", file=sys.stderr)
-    out = sys.stdout
     if args.statistics:
         statistics(result.diagnostics, out)
     else:
-        fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
         if args.quiet and fmt in ("full", "concise", "grouped"):
             for d in result.diagnostics:
                 out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")

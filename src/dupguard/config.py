@@ -55,6 +55,8 @@ class Settings:
     # where the config came from; relative paths in the file are resolved against it
     root: str = "."
     config_file: str | None = None
+    # not a config key: the report needs the fixes' edits (json, json-lines, sarif)
+    with_fixes: bool = False
 
     def enabled_codes(self) -> frozenset[str]:
         """The rule codes that run: selected, minus ignored (longest prefix wins, like ruff)."""
@@ -70,6 +72,7 @@ class Settings:
                 self.extend_stateful_agents, self.extend_stateless, self.extend_memory_classes,
                 self.extend_handler_decorators, self.extend_idempotency_guards,
             ],
+            "fixes": self.with_fixes,
         }
         return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -94,7 +94,7 @@ def _lint_relevant(
     except RecursionError:
         raise ValueError("too deeply nested to parse") from None
     model = build_model(module, catalog_for(settings), settings)
-    ctx = RuleContext(Positions(module))
+    ctx = RuleContext(Positions(module), want_fixes=settings.with_fixes)
     rules = load()
     lines: list[str] | None = None
     out: list[Diagnostic] = []

@@ -28,12 +28,19 @@ class Finding:
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What a rule may use besides the model: line numbers for its messages."""
+    """What a rule may use besides the model: line numbers for its messages, and whether
+    the caller wants fixes (building a replacement can cost more than the rule itself, and
+    plain ``check`` output never shows it)."""
 
     positions: "Positions"
+    want_fixes: bool = True
 
     def line(self, node: "cst.CSTNode") -> int:
         return self.positions.line(node)
+
+    def fix(self, build: Callable[..., tuple], *args: object) -> tuple:
+        """``(replacement, fix_message)`` from the rule's fix builder, or nothing when unwanted."""
+        return build(*args) if self.want_fixes else (None, "")
 
 
 Check = Callable[["Model", RuleContext], Iterable[Finding]]

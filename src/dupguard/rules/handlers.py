@@ -41,7 +41,7 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
         from ..codemods.handler_registered_per_call import fix  # libcst.codemod: only when needed
 
-        replacement, fix_message = fix(model, ctx, found)
+        replacement, fix_message = ctx.fix(fix, model, ctx, found)
         yield Finding(
             site.call.node,
             f"`{site.method}({_short(site.handler)})` registers on {target} inside {why.describe(loop_line)}: "
@@ -58,7 +58,7 @@ def handler_registered_twice(model: Model, ctx: RuleContext) -> Iterable[Finding
         target = f"`{second.targets[0]}`" if second.targets[0] else "framework-global state"
         from ..codemods.handler_registered_twice import fix  # libcst.codemod: only when needed
 
-        replacement, fix_message = fix(ctx, second.call, _short(second.handler, 40))
+        replacement, fix_message = ctx.fix(fix, ctx, second.call, _short(second.handler, 40))
         yield Finding(
             second.call.node,
             f"`{second.method}({_short(second.handler)})` on {target} repeats the registration at "
