@@ -68,6 +68,9 @@ class Registration:
     why: str
     # dotted receiver hints; empty means "any receiver" (the method name is distinctive)
     receivers: tuple[str, ...] = ()
+    # frameworks whose implementation skips a handler object it already holds, so only a
+    # *new* instance per call accumulates there (DUP402 is then harmless for the same object)
+    dedupes_same_object_in: tuple[str, ...] = ()
 
 
 # Methods assumed to run a user-declared agent or mutate a user-declared memory.

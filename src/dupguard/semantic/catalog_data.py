@@ -1426,6 +1426,7 @@ REGISTRATIONS: tuple[Registration, ...] = (
         why="LlamaIndex CallbackManager.add_handler is self.handlers.append(handler) with no "
         "check, so a second registration doubles every event; LangChain's skips a handler "
         "already in self.handlers, so only a new instance per call accumulates there.",
+        dedupes_same_object_in=("langchain_core", "langchain"),
     ),
     Registration(
         method="set_global_handler",

@@ -25,12 +25,6 @@ HANDLER_KWARGS = ("handler", "hook", "reply_func", "callback", "f", "func", "fun
                   "filter", "tool", "event_handler", "span_handler")
 # ``autogen.register_function(f, caller=a, executor=b)`` registers on the agents it is given.
 TARGET_KWARGS = ("caller", "executor", "agent")
-# Targets on which registering the same object again is a no-op, by the catalog entry's
-# framework: LangChain's BaseCallbackManager.add_handler skips a handler already in
-# ``self.handlers`` (langchain_core/callbacks/base.py), so only a *new* instance accumulates.
-SAME_OBJECT_DEDUPED = {("add_handler", "langchain_core"), ("add_handler", "langchain")}
-
-
 @dataclass(eq=False)
 class Site:
     """One registration call."""
@@ -240,7 +234,8 @@ def _deduped_by_target(model: Model, site: Site) -> bool:
     entry = model.catalog.lookup(cls) if cls else None
     if entry is None or entry.kind is not Kind.CALLBACKS:
         return False
-    return (site.method, entry.framework) in SAME_OBJECT_DEDUPED
+    # catalog fact: e.g. LangChain's add_handler skips a handler it already holds
+    return entry.framework in site.registration.dedupes_same_object_in
 
 
 def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
