@@ -238,13 +238,16 @@ def prepare_subset(key: str, corpus: Path, files: list[Path]) -> Path:
         chosen = [p for p in files if p.relative_to(corpus).parts[0] == "c000"]
     else:
         chosen = files[::4]
-    want = {p.relative_to(corpus) for p in chosen}
+    # one level down: fixit puts its project root on sys.path, and llama_index.core has
+    # top-level packages named like the standard library's (selectors/, types.py...)
+    nest = Path("llama_index_core") if key == "c" else Path()
+    want = {nest / p.relative_to(corpus) for p in chosen}
     have = {p.relative_to(dst) for p in corpus_files(dst)} if dst.is_dir() else set()
     if want != have:
         shutil.rmtree(dst, ignore_errors=True)
         for rel in want:
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(corpus / rel, dst / rel)
+            shutil.copyfile(corpus / rel.relative_to(nest), dst / rel)
     return dst
 
 
@@ -348,7 +351,6 @@ def machine() -> dict[str, str]:
     return {
         "cpu": cpu, "cores": str(os.cpu_count()), "ram": ram,
         "os": platform.platform(), "python": platform.python_version(),
-        "loadavg_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
 
 
@@ -456,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     reps = args.reps or (2 if args.quick else 5)
     t0 = time.perf_counter()
+    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     def log(msg: str) -> None:
         print(f"[{time.perf_counter() - t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
@@ -536,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(scratch, ignore_errors=True)
 
     data = {
-        "label": args.label, "reps": reps, "machine": machine(), "versions": tool_versions(sys.executable),
+        "label": args.label, "reps": reps, "machine": dict(machine(), loadavg_start=load_start), "versions": tool_versions(sys.executable),
         "corpora": {k: {"path": str(corpora[k].relative_to(ROOT)), "files": counts[k], "bytes": sizes[k],
                         "relevant": relevant[k], "seen": seen[k]} for k in corpora},
         "subsets": {k: {"path": str(p.relative_to(ROOT)), "files": len(corpus_files(p))} for k, p in subsets.items()},
