@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--top", type=int, default=5, help="show the N slowest files")
+    ap.add_argument("--fixes", action="store_true",
+                    help="build fixes too, as for --output-format json (plain check does not)")
     args = ap.parse_args(argv)
     clock = time.process_time
     t = defaultdict(float)
@@ -38,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     from dupguard.semantic.positions import Positions
 
     settings = Settings()
+    if hasattr(settings, "with_fixes"):  # the engine builds fixes only when the report shows them
+        import dataclasses
+
+        settings = dataclasses.replace(settings, with_fixes=args.fixes)
     codes = sorted(settings.enabled_codes())
     rules = load()
     catalog = catalog_for(settings)
@@ -68,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         a = clock()
         model = build_model(module, catalog, settings)
         t["build_model"] += clock() - a
-        ctx = RuleContext(Positions(module))
+        try:
+            ctx = RuleContext(Positions(module), want_fixes=getattr(settings, "with_fixes", True))
+        except TypeError:  # before RuleContext.want_fixes existed
+            ctx = RuleContext(Positions(module))
         findings = []
         for code in codes:
             a = clock()
