@@ -59,6 +59,14 @@ def _framework_imported(model: Model, reg: Registration) -> bool:
     return False
 
 
+# Libraries with registration methods of the same names (add_handler, add_callback…) whose
+# registrations have nothing to do with agent tool calls.
+OTHER_LIBRARIES = frozenset({
+    "telegram", "aiogram", "discord", "slack_bolt", "tornado", "asyncio", "logging", "signal",
+    "atexit", "tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "kivy", "pygame", "watchdog",
+})
+
+
 def _receiver_class(model: Model, call: Call) -> str | None:
     """Qualified class of the receiver object when a binding or import says what it is."""
     if not call.receiver:
@@ -86,9 +94,9 @@ def _matches_receivers(model: Model, call: Call, reg: Registration) -> bool:
             # which framework it is
             return call.callee.split(".")[0] in tops
         cls = _receiver_class(model, call)
-        if cls and cls.split(".")[0] not in tops:
+        if cls and cls.split(".")[0] in OTHER_LIBRARIES:
             # a known object of another library: python-telegram-bot's Application.add_handler,
-            # tornado's IOLoop.add_callback
+            # tornado's IOLoop.add_callback (an object from the user's own package still counts)
             return False
         return _framework_imported(model, reg)
     candidates = [call.callee or ""] if not call.receiver else [_receiver_class(model, call) or ""]
