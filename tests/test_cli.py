@@ -352,3 +352,13 @@ def test_fixes_are_built_only_for_reports_that_carry_them() -> None:
     assert all(d.fix is not None and d.fix.applicability == "safe" for d in with_fixes)
     data = _json(run_cli("check", "--no-cache", "--isolated", "--select", "DUP301", "--output-format", "json", str(path)))
     assert all(item["fix"]["edits"] for item in data)
+
+
+def test_readme_example_command_reports_the_shipped_example() -> None:
+    """`dupguard check examples/` from the checkout (the README's first command): the project's
+    config excludes examples/ from `check .`, but a directory named on the command line is
+    linted, like ruff."""
+    proc = run_cli("check", "--no-cache", "--output-format", "json", "examples/")
+    assert proc.returncode == 1
+    assert sorted(d["code"] for d in _json(proc)) == ["DUP101", "DUP102", "DUP301"]
+    assert run_cli("check", "--no-cache", "--force-exclude", "examples/").returncode == 0

@@ -34,12 +34,13 @@ class _Walker:
         self.exclude = _spec(settings.exclude + settings.extend_exclude)
         self.respect_gitignore = settings.respect_gitignore
         self.force_exclude = settings.force_exclude
+        self._base = self.root  # exclusion patterns are relative to this
         self.result = Discovered()
         self._seen_dirs: set[tuple[int, int]] = set()
 
     def _rel(self, path: Path) -> str:
         try:
-            return path.resolve().relative_to(self.root).as_posix()
+            return path.resolve().relative_to(self._base).as_posix()
         except ValueError:
             return path.as_posix()
 
@@ -56,7 +57,13 @@ class _Walker:
             self.result.errors.append(FileError(arg, "no such file or directory"))
         elif path.is_dir():
             if not (self.force_exclude and self.excluded(path, True)):
+                # like ruff: a directory named on the command line is linted even when it is
+                # excluded; what lies inside is matched relative to it (and to the root when
+                # the directory is the root or contains it)
+                resolved = path.resolve()
+                self._base = self.root if self.root.is_relative_to(resolved) else resolved
                 self.walk(path, [])
+                self._base = self.root
         elif not (self.force_exclude and self.excluded(path, False)):
             # like ruff: a file named on the command line is linted even when excluded,
             # unless force-exclude is set (pre-commit passes every file explicitly)
