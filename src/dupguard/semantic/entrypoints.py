@@ -52,7 +52,6 @@ WORKER_DECORATORS = {
     "rq.job", "huey.contrib.djhuey.task", "huey.contrib.djhuey.db_task", "modal.function",
     "prefect.task", "prefect.flow", "temporalio.activity.defn",
 }
-STARTUP_DECORATORS = {"contextlib.asynccontextmanager", "contextlib.contextmanager"}
 
 # Base classes whose methods handle requests or tasks.
 HANDLER_BASES = {
