@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import os
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Iterable
@@ -82,37 +82,50 @@ def _lint_relevant(
     """``lint_text`` for a file that already passed the prefilter (the engine checks it once)."""
     import libcst as cst
 
-    from .rules import RuleContext, load
-    from .semantic.builder import build_model
-    from .semantic.catalog_loader import catalog_for
-    from .semantic.positions import Positions
-
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise ValueError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}") from None
     except RecursionError:
         raise ValueError("too deeply nested to parse") from None
+    pairs = analyse_module(filename, module, settings, codes, text=text, apply_noqa=apply_noqa,
+                           want_fixes=settings.with_fixes)
+    if not any(finding.replacement is not None for _, finding in pairs):
+        return [diag for diag, _ in pairs]
+    from .fixer import fix_for  # the JSON report's ``fix``: edits from the replacement
+
+    return [
+        replace(diag, fix=fix_for(module, diag.code, finding)) if finding.replacement is not None else diag
+        for diag, finding in pairs
+    ]
+
+
+def analyse_module(
+    filename: str, module, settings: Settings, codes: frozenset[str], *,
+    text: str | None = None, apply_noqa: bool = True, want_fixes: bool = True,
+) -> list:
+    """(diagnostic, finding) pairs for a parsed module, sorted, one per diagnostic: the one
+    place that builds the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
+    from .rules import RuleContext, load
+    from .semantic.builder import build_model
+    from .semantic.catalog_loader import catalog_for
+    from .semantic.positions import Positions
+
     model = build_model(module, catalog_for(settings), settings)
-    ctx = RuleContext(Positions(module), want_fixes=settings.with_fixes)
+    ctx = RuleContext(Positions(module), want_fixes=want_fixes)
     rules = load()
     lines: list[str] | None = None
-    out: list[Diagnostic] = []
+    out: dict[Diagnostic, object] = {}
     for code in sorted(codes):
         for finding in rules[code](model, ctx):
             row, col, end_row, end_col = ctx.positions.range(finding.node)
             if apply_noqa:
                 if lines is None:
-                    lines = text.splitlines()
+                    lines = (module.code if text is None else text).splitlines()
                 if row <= len(lines) and line_suppresses(lines[row - 1], code):
                     continue
-            fix = None
-            if finding.replacement is not None:  # the JSON report's ``fix``: edits from the replacement
-                from .fixer import fix_for
-
-                fix = fix_for(module, code, finding)
-            out.append(Diagnostic(filename, row, col, code, finding.message, end_row, end_col, fix))
-    return sorted(set(out))
+            out.setdefault(Diagnostic(filename, row, col, code, finding.message, end_row, end_col), finding)
+    return sorted(out.items(), key=lambda pair: pair[0])
 
 
 def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> frozenset[str]:

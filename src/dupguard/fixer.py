@@ -98,37 +98,15 @@ def fixable(code: str, settings: Settings) -> bool:
 
 def analyse(filename: str, module: "cst.Module", settings: Settings,
             codes: frozenset[str]) -> list[tuple[Diagnostic, "Finding"]]:
-    """Lint an already parsed module; like ``engine.lint_text`` but keeps the findings (with
-    their replacements) and honours ``# noqa`` the same way."""
-    from .engine import extra_modules
+    """Lint an already parsed module, keeping the findings with their replacements."""
+    from .engine import analyse_module, extra_modules
     from .prefilter import might_matter
-    from .rules import RuleContext, load
-    from .semantic.builder import build_model
-    from .semantic.catalog_loader import catalog_for
-    from .semantic.positions import Positions
-    from .suppression import file_is_exempt, line_suppresses
+    from .suppression import file_is_exempt
 
     text = module.code
     if not codes or file_is_exempt(text) or not might_matter(text, extra_modules(settings)):
         return []
-    model = build_model(module, catalog_for(settings), settings)
-    ctx = RuleContext(Positions(module))
-    rules = load()
-    lines = text.splitlines()
-    out: list[tuple[Diagnostic, Finding]] = []
-    seen: set[Diagnostic] = set()
-    for code in sorted(codes):
-        for finding in rules[code](model, ctx):
-            row, col, end_row, end_col = ctx.positions.range(finding.node)
-            if row <= len(lines) and line_suppresses(lines[row - 1], code):
-                continue
-            diag = Diagnostic(filename, row, col, code, finding.message, end_row, end_col)
-            if diag in seen:
-                continue
-            seen.add(diag)
-            out.append((diag, finding))
-    out.sort(key=lambda pair: pair[0])
-    return out
+    return analyse_module(filename, module, settings, codes, text=text)
 
 
 def replacement_edits(module: "cst.Module", replacement: tuple, old_code: str | None = None) -> tuple[TextEdit, ...]:
