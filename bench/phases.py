@@ -39,11 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     from dupguard.semantic.catalog_loader import catalog_for
     from dupguard.semantic.positions import Positions
 
-    settings = Settings()
-    if hasattr(settings, "with_fixes"):  # the engine builds fixes only when the report shows them
-        import dataclasses
-
-        settings = dataclasses.replace(settings, with_fixes=args.fixes)
+    settings = Settings(with_fixes=args.fixes)  # the engine builds fixes only when the report shows them
     codes = sorted(settings.enabled_codes())
     rules = load()
     catalog = catalog_for(settings)

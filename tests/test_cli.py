@@ -337,8 +337,6 @@ def test_the_project_lints_itself_clean() -> None:
 
 def test_fixes_are_built_only_for_reports_that_carry_them() -> None:
     """Text reports skip building replacements (the costly part of the fixable rules)."""
-    from dataclasses import replace
-
     from dupguard.config import Settings
     from dupguard.engine import lint_text
 
@@ -346,7 +344,7 @@ def test_fixes_are_built_only_for_reports_that_carry_them() -> None:
     plain = Settings()
     text = path.read_text()
     without = lint_text(str(path), text, plain, frozenset({"DUP301"}))
-    with_fixes = lint_text(str(path), text, replace(plain, with_fixes=True), frozenset({"DUP301"}))
+    with_fixes = lint_text(str(path), text, plain._replace(with_fixes=True), frozenset({"DUP301"}))
     assert [d.row for d in without] == [d.row for d in with_fixes] and without
     assert all(d.fix is None for d in without)
     assert all(d.fix is not None and d.fix.applicability == "safe" for d in with_fixes)

@@ -63,12 +63,19 @@ def test_fixed_is_clean_and_compiles(folder: Path) -> None:
     assert _lint(folder / "fixed.py", codes=frozenset({_code(folder)})) == []
 
 
+def test_codes_from_folder_names_match_the_metadata() -> None:
+    from dupguard.rulemeta import all_rules, rule_codes
+
+    assert rule_codes() == tuple(sorted(all_rules()))
+
+
 @pytest.mark.parametrize("folder", FOLDERS, ids=IDS)
 def test_folder_is_complete(folder: Path) -> None:
-    from dupguard.rulemeta import tomllib
+    from dupguard.rulemeta import rule_codes, toml_loads
 
-    meta = tomllib.loads((folder / "rule.toml").read_text(encoding="utf-8"))
+    meta = toml_loads((folder / "rule.toml").read_text(encoding="utf-8"))
     assert folder.name == f"{meta['code']}-{meta['name']}"
+    assert meta["code"] in rule_codes()  # the codes linting uses come from the folder names
     doc = (folder / "doc.md").read_text(encoding="utf-8")
     for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options", "References"):
         assert f"## {heading}" in doc, f"{folder.name}/doc.md lacks '## {heading}'"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from typing import Any, Sequence
 
 from . import __version__
@@ -129,7 +128,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     out = sys.stdout
     fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
     if fmt in FIX_FORMATS and not args.statistics:
-        settings = replace(settings, with_fixes=True)
+        settings = settings._replace(with_fixes=True)
     result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin)
     errors = (found.errors if found else []) + result.errors
     for error in errors:

@@ -7,17 +7,11 @@ file must never silently turn a rule off.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import sys
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+# tomllib, hashlib and json are imported where they are used: a run without a config file on
+# one irrelevant file (the pre-commit case) needs none of them (bench/RESULTS.md, target 6)
 
 OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "json-lines", "sarif", "github")
 DEFAULT_EXCLUDE = (
@@ -32,8 +26,10 @@ class ConfigError(Exception):
     """A bad configuration value; the message names the key and what is allowed."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
+    """Validated settings. A NamedTuple (immutable, picklable to workers, ``_replace``) rather
+    than a dataclass, for start-up time: see diagnostics.py."""
+
     select: tuple[str, ...] = ("DUP",)
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -74,13 +70,16 @@ class Settings:
             ],
             "fixes": self.with_fixes,
         }
+        import hashlib
+        import json
+
         return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def known_codes() -> tuple[str, ...]:
-    from .rulemeta import all_rules
+    from .rulemeta import rule_codes
 
-    return tuple(all_rules())
+    return rule_codes()
 
 
 def _selected(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
@@ -194,11 +193,13 @@ def _has_table(pyproject: Path) -> bool:
 
 
 def load_file(path: Path) -> dict[str, Any]:
+    from .rulemeta import toml_loads
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # invalid TOML or not UTF-8
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("dupguard", {})
@@ -231,5 +232,5 @@ def resolve(
             config_file = str(path)
     settings = Settings(root=str(root), config_file=config_file, **values)
     if overrides:
-        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        settings = settings._replace(**{k: v for k, v in overrides.items() if v is not None})
     return settings

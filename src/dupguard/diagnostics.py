@@ -1,13 +1,16 @@
-"""The values that flow from rules to reports: what was found, where, and how to fix it."""
+"""The values that flow from rules to reports: what was found, where, and how to fix it.
+
+They are ``NamedTuple``s, not dataclasses: every run imports this module, and ``dataclasses``
+(through ``inspect``) costs about a third of the start-up budget for one file (bench/RESULTS.md,
+target 6). Immutability, ordering and equality come with the tuple.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace the text between two (row, column) positions (1-based rows, 0-based columns)."""
 
     content: str
@@ -24,8 +27,7 @@ class Edit:
         }
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     applicability: str  # "safe" | "unsafe"
     message: str
     edits: tuple[Edit, ...] = ()
@@ -38,9 +40,12 @@ class Fix:
         }
 
 
-@dataclass(frozen=True, order=True)
-class Diagnostic:
-    """One finding. Rows are 1-based, columns 0-based (reports add 1 where tools expect it)."""
+class Diagnostic(NamedTuple):
+    """One finding. Rows are 1-based, columns 0-based (reports add 1 where tools expect it).
+
+    Sorted by file and position; ``fix`` comes last, so it only breaks ties between findings
+    that are otherwise identical (and those carry the same fix).
+    """
 
     filename: str
     row: int
@@ -49,7 +54,7 @@ class Diagnostic:
     message: str
     end_row: int = 0
     end_column: int = 0
-    fix: Fix | None = field(default=None, compare=False)
+    fix: Fix | None = None
 
     def to_cache(self) -> list[Any]:
         return [self.row, self.column, self.end_row, self.end_column, self.code, self.message,
@@ -71,8 +76,7 @@ def _fix_from_json(data: dict[str, Any]) -> Fix:
     return Fix(data["applicability"], data["message"], edits)
 
 
-@dataclass(frozen=True)
-class FileError:
+class FileError(NamedTuple):
     """A file that could not be linted: named with the reason, never a traceback."""
 
     filename: str

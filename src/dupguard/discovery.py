@@ -7,36 +7,46 @@ loop becomes one ``FileError`` naming the path, and the walk goes on.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .config import Settings
 from .diagnostics import FileError
 
+if TYPE_CHECKING:
+    import pathspec
+
 PY_SUFFIXES = (".py", ".pyi")
 
 
-@dataclass
 class Discovered:
-    files: list[Path] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.files: list[Path] = []
+        self.errors: list[FileError] = []
 
 
 def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    # imported on first use: files named on the command line (the pre-commit case) need no
+    # pattern matching unless force-exclude is set, and pathspec costs ≈ 30 ms to import
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 class _Walker:
     def __init__(self, settings: Settings) -> None:
         self.root = Path(settings.root).resolve()
-        self.exclude = _spec(settings.exclude + settings.extend_exclude)
+        self._patterns = settings.exclude + settings.extend_exclude
         self.respect_gitignore = settings.respect_gitignore
         self.force_exclude = settings.force_exclude
         self._base = self.root  # exclusion patterns are relative to this
         self.result = Discovered()
         self._seen_dirs: set[tuple[int, int]] = set()
+
+    @cached_property
+    def exclude(self) -> pathspec.PathSpec:
+        return _spec(self._patterns)
 
     def _rel(self, path: Path) -> str:
         try:

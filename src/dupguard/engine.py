@@ -19,17 +19,18 @@ from __future__ import annotations
 import io
 import os
 import tokenize
-from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from . import __version__
-from .cache import Cache
 from .config import Settings, code_matches
 from .diagnostics import Diagnostic, FileError
 from .prefilter import might_matter
 from .suppression import file_is_exempt, line_suppresses
+
+if TYPE_CHECKING:
+    from .cache import Cache
 
 # below this many files to parse, worker start-up costs more than it saves
 PARALLEL_THRESHOLD = 16
@@ -38,11 +39,11 @@ BATCH_FILES = 8
 BATCH_CHARS = 64_000
 
 
-@dataclass
 class Result:
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    files_checked: int = 0
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.errors: list[FileError] = []
+        self.files_checked = 0
 
 
 def decode(data: bytes, filename: str) -> str:
@@ -95,7 +96,7 @@ def _lint_relevant(
     from .fixer import fix_for  # the JSON report's ``fix``: edits from the replacement
 
     return [
-        replace(diag, fix=fix_for(module, diag.code, finding)) if finding.replacement is not None else diag
+        diag._replace(fix=fix_for(module, diag.code, finding)) if finding.replacement is not None else diag
         for diag, finding in pairs
     ]
 
@@ -234,6 +235,13 @@ class _Runner:
             self.pool.shutdown()
 
 
+def _open_cache(settings: Settings) -> Cache:
+    from .cache import Cache  # hashlib and json: not needed with --no-cache
+
+    directory = Path(settings.root) / settings.cache_dir  # an absolute cache_dir replaces the root
+    return Cache(directory, settings.lint_hash(), __version__)
+
+
 def lint_paths(
     files: Iterable[Path],
     settings: Settings,
@@ -245,8 +253,7 @@ def lint_paths(
     result = Result()
     enabled = settings.enabled_codes()
     extra = extra_modules(settings)
-    cache = Cache(Path(settings.root) / settings.cache_dir if not os.path.isabs(settings.cache_dir)
-                  else Path(settings.cache_dir), settings.lint_hash(), __version__) if use_cache else None
+    cache = _open_cache(settings) if use_cache else None
     runner = _Runner(settings, jobs)
     keys: dict[str, str] = {}
     # errors keep their historical order: unreadable files, then undecodable, then lint errors

@@ -22,8 +22,8 @@ _TOOL_CALLS = re.compile(r"\btool_calls\b")
 
 @lru_cache(maxsize=8)
 def _pattern(extra_modules: tuple[str, ...]) -> re.Pattern[str]:
-    # imported here, not at module level: the catalog is big, and a cache hit needs no pattern
-    from .semantic.catalog_data import FRAMEWORK_MODULES
+    # imported here, not at module level: a cache hit needs no pattern
+    from .semantic.framework_modules import FRAMEWORK_MODULES
 
     modules = sorted(set(FRAMEWORK_MODULES) | set(extra_modules), key=len, reverse=True)
     alternatives = "|".join(re.escape(m) for m in modules)

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DOCS_URL = "https://github.com/dupguard/dupguard/blob/main/docs/rules/{code}.md"
 
 
-@dataclass(frozen=True)
-class RuleMeta:
+class RuleMeta(NamedTuple):
     code: str
     name: str
     summary: str
@@ -48,11 +43,30 @@ def rules_dir() -> Path:
     raise FileNotFoundError("dupguard's rules/ folder is missing from this installation")
 
 
+def toml_loads(text: str) -> dict:
+    """``tomllib.loads`` (tomli before 3.11), imported on first use: most runs read no TOML.
+
+    Raises ``ValueError`` (``TOMLDecodeError`` is one) on invalid TOML.
+    """
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads(text)
+
+
+@functools.lru_cache(maxsize=1)
+def rule_codes() -> tuple[str, ...]:
+    """The codes alone, from the folder names (``DUP101-shared-agent-singleton``): linting
+    needs only these, and reading them costs no TOML parsing (tests check they agree)."""
+    return tuple(sorted(f.name.partition("-")[0] for f in rules_dir().glob("DUP*-*") if f.is_dir()))
+
+
 @functools.lru_cache(maxsize=1)
 def all_rules() -> dict[str, RuleMeta]:
     metas = {}
     for toml_path in sorted(rules_dir().glob("*/rule.toml")):
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        data = toml_loads(toml_path.read_text(encoding="utf-8"))
         meta = RuleMeta(
             code=data["code"],
             name=data["name"],

@@ -18,9 +18,7 @@ ADVICE = (
 
 def _finding(model: Model, fan: FanOut, ctx: RuleContext, how: str, harm: str) -> Finding:
     runs = ", ".join(str(ctx.line(r.node)) for r in fan.runs[:3])
-    from ..codemods.fanout_shared_agent import fix  # libcst.codemod: only when needed
-
-    replacement, fix_message = ctx.fix(fix, model, ctx, fan)
+    replacement, fix_message = ctx.fix("fanout_shared_agent", model, ctx, fan)
     return Finding(
         fan.call.node,
         f"`{fan.call.func}` runs {fan.what} (bound at line {ctx.line(fan.agent.statement)}) {how} "

@@ -39,9 +39,7 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
         site, why = found.site, found.why
         target = f"`{found.target}` ({_LIFETIMES[found.lifetime]})" if found.target else _LIFETIMES["global"]
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
-        from ..codemods.handler_registered_per_call import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = ctx.fix(fix, model, ctx, found)
+        replacement, fix_message = ctx.fix("handler_registered_per_call", model, ctx, found)
         yield Finding(
             site.call.node,
             f"`{site.method}({_short(site.handler)})` registers on {target} inside {why.describe(loop_line)}: "
@@ -56,9 +54,7 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
 def handler_registered_twice(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for first, second in repeated_registrations(model):
         target = f"`{second.targets[0]}`" if second.targets[0] else "framework-global state"
-        from ..codemods.handler_registered_twice import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = ctx.fix(fix, ctx, second.call, _short(second.handler, 40))
+        replacement, fix_message = ctx.fix("handler_registered_twice", ctx, second.call, _short(second.handler, 40))
         yield Finding(
             second.call.node,
             f"`{second.method}({_short(second.handler)})` on {target} repeats the registration at "

@@ -16,9 +16,7 @@ from . import Finding, RuleContext, rule
 def duplicate_history_append(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for first, second in repeated_appends(model):
         message = second.args[0].dotted
-        from ..codemods.duplicate_history_append import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = ctx.fix(fix, ctx, second)
+        replacement, fix_message = ctx.fix("duplicate_history_append", ctx, second)
         yield Finding(
             second.node,
             f"`{message}` is appended to `{second.receiver}` again (first at line {ctx.line(first.node)}): "
@@ -40,9 +38,7 @@ def naive_agent_retry(model: Model, ctx: RuleContext) -> Iterable[Finding]:
         effect = "re-runs the agent and every tool it already called" if run.kind == "agent" else (
             "executes the tool again even when the failed attempt had already done its side effect"
         )
-        from ..codemods.naive_agent_retry import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = ctx.fix(fix, model, ctx, retry)
+        replacement, fix_message = ctx.fix("naive_agent_retry", model, ctx, retry)
         yield Finding(
             retry.node,
             f"{retry.label} retries {_where(ctx, run)} with no idempotency key: an attempt that fails "

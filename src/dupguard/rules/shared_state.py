@@ -50,9 +50,7 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
         more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
-        from ..codemods.shared_agent_singleton import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = ctx.fix(fix, model, ctx, shared)
+        replacement, fix_message = ctx.fix("shared_agent_singleton", model, ctx, shared)
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "

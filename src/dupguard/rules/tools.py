@@ -19,9 +19,7 @@ def duplicate_tool(model: Model, ctx: RuleContext) -> Iterable[Finding]:
             if text is None:
                 continue
             if text in seen:
-                from ..codemods.duplicate_tool import fix  # libcst.codemod: only when needed
-
-                replacement, fix_message = ctx.fix(fix, model, ctx, node, text)
+                replacement, fix_message = ctx.fix("duplicate_tool", model, ctx, node, text)
                 yield Finding(
                     node,
                     f"`{text}` is given to `{consumer}` twice (first at line {ctx.line(seen[text])}): "
@@ -52,9 +50,7 @@ def tool_list_grows_per_call(model: Model, ctx: RuleContext) -> Iterable[Finding
     for growth in growing_tool_lists(model):
         why = growth.why
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
-        from ..codemods.tool_list_grows_per_call import fix  # libcst.codemod: only when needed
-
-        replacement, fix_message = ctx.fix(fix, model, ctx, growth.call)
+        replacement, fix_message = ctx.fix("tool_list_grows_per_call", model, ctx, growth.call)
         yield Finding(
             growth.call.node,
             f"`{_mutation(growth)}` grows a tool list that outlives the "

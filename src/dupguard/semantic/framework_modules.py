@@ -1,0 +1,33 @@
+"""Top-level import names whose import marks a file as agent code (the prefilter's list).
+
+Kept apart from ``catalog_data`` so that the prefilter, which runs on every file of every
+run, does not import the 1,700-line catalog (≈ 10 ms per start; bench/RESULTS.md, target 6).
+tests/test_catalog_data.py checks that every catalog entry's and registration's module is covered.
+"""
+
+FRAMEWORK_MODULES: tuple[str, ...] = (
+    "llama_index",
+    "workflows",
+    "autogen",
+    "autogen_agentchat",
+    "autogen_core",
+    "autogen_ext",
+    "ag2",
+    "strands",
+    "langchain",
+    "langchain_core",
+    "langchain_classic",
+    "langchain_community",
+    "langchain_openai",
+    "langchain_anthropic",
+    "langgraph",
+    "crewai",
+    "agents",
+    "pydantic_ai",
+    "smolagents",
+    "google.adk",
+    "agno",
+    "semantic_kernel",
+    "openai",
+    "anthropic",
+)
