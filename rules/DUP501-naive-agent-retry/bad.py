@@ -9,7 +9,7 @@ from agents import Agent, Runner
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.teams import RoundRobinGroupChat
 from crewai import Crew
-from fastapi import FastAPI
+from fastapi import FastAPI, Header
 from langchain.agents import AgentExecutor
 from llama_index.core.agent import ReActAgent
 from strands import Agent as StrandsAgent
@@ -21,25 +21,35 @@ app = FastAPI()
 concierge = Agent(name="Concierge", instructions="Book rooms.", tools=billing_tools)
 
 
-# LlamaIndex, seed 000: the naive retry replays the whole agent run
+# LlamaIndex, seed 000: the naive retry replays the whole agent run, even with the
+# client's Idempotency-Key header at hand
+async def ask(agent: ReActAgent, message: str) -> str:
+    return str(await agent.achat(message))
+
+
 @app.post("/chat")
-async def chat(payload: dict):
+async def chat(payload: dict, idempotency_key: str = Header(...)):
     agent = ReActAgent.from_tools(tools=support_tools)
     message = payload["message"]
     for _ in range(3):  # error: DUP501
-        result = await agent.achat(message)
-    return {"answer": str(result)}
+        reply = await ask(agent, message)
+    return {"answer": reply}
 
 
 # AutoGen AgentChat: a timeout after the first tool call runs the whole team again
+async def review_text(team: RoundRobinGroupChat, ticker: str) -> str:
+    result = await team.run(task=f"Review {ticker}")
+    return result.messages[-1].content
+
+
 @app.post("/review")
-async def review(ticker: str):
+async def review(ticker: str, request_id: str = Header(...)):
     writer = AssistantAgent("writer", model_client=model_client, tools=[refund_order])
     team = RoundRobinGroupChat([writer])
     for attempt in range(3):  # error: DUP501
         try:
-            result = await team.run(task=f"Review {ticker}")
-            return {"text": result.messages[-1].content}
+            text = await review_text(team, ticker)
+            return {"text": text}
         except TimeoutError:
             await asyncio.sleep(1 + attempt)
     return {"error": "timed out"}
@@ -47,12 +57,13 @@ async def review(ticker: str):
 
 # OpenAI Agents SDK: the Agent is config, but Runner.run executes its tools again
 @retry(stop=stop_after_attempt(4), wait=wait_exponential(min=1, max=20))  # error: DUP501
-async def run_concierge(text: str):
-    return await Runner.run(concierge, text)
+async def run_concierge(text: str, request_id: str) -> str:
+    result = await Runner.run(concierge, text)
+    return result.final_output
 
 
 # Strands: retry until the model stops failing
-def answer(prompt: str) -> str:
+def answer(prompt: str, message_id: str) -> str:
     support = StrandsAgent(system_prompt="You issue refunds.", tools=[refund_order])
     while True:  # error: DUP501
         try:
@@ -63,25 +74,24 @@ def answer(prompt: str) -> str:
 
 # raw OpenAI tool execution retried by backoff: the refund is posted twice after a read timeout
 @backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)  # error: DUP501
-def execute_tool_call(call) -> dict:
-    args = json.loads(call.function.arguments)
-    response = payments.post("/refunds", json=args)
+def execute_tool_call(tool_call_id: str, arguments: str) -> dict:
+    response = payments.post("/refunds", json=json.loads(arguments))
     response.raise_for_status()
     return response.json()
 
 
 # LangChain AgentExecutor behind stamina
 @stamina.retry(on=httpx.HTTPError, attempts=3)  # error: DUP501
-def score_lead(executor: AgentExecutor, lead_id: str) -> str:
+def score_lead(executor: AgentExecutor, lead_id: str, request_id: str) -> str:
     return executor.invoke({"input": f"Score lead {lead_id} and save it."})["output"]
 
 
 # CrewAI with tenacity's iterator form, through a helper
-def kick(crew: Crew, topic: str):
-    return crew.kickoff(inputs={"topic": topic})
+def kick(crew: Crew, topic: str) -> str:
+    return crew.kickoff(inputs={"topic": topic}).raw
 
 
-def publish(crew: Crew, topic: str):
+def publish(crew: Crew, topic: str, task_id: str) -> str:
     for attempt in Retrying(stop=stop_after_attempt(3)):  # error: DUP501
         with attempt:
             return kick(crew, topic)

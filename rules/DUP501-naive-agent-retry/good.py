@@ -1,6 +1,8 @@
 import asyncio
+import json
 
 import backoff
+import httpx
 import openai
 from agents import Agent, Runner
 from fastapi import FastAPI, Header
@@ -11,7 +13,7 @@ from tenacity import retry, stop_after_attempt
 from dupguard.runtime import Idempotency, SQLiteBackend, idempotent
 
 from .db import already_processed, get_cached_result, store_result
-from .tools import TOOL_SCHEMAS, run_tool, support_tools
+from .tools import TOOL_SCHEMAS, payments, run_tool, support_tools
 
 app = FastAPI()
 client = OpenAI()
@@ -51,6 +53,15 @@ async def invoices(text: str, idempotency_key: str = Header(...)):
 @idempotent(key=lambda text, key: key)
 async def run_billing(text: str, key: str):
     return await Runner.run(billing, text)
+
+
+# the tool executor itself is @idempotent: a retried call with the same tool call id replays its result
+@backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)
+@idempotent(key=lambda tool_call_id, arguments: tool_call_id)
+def execute_tool_call(tool_call_id: str, arguments: str) -> dict:
+    response = payments.post("/refunds", json=json.loads(arguments))
+    response.raise_for_status()
+    return response.json()
 
 
 # a retry around the LLM call only: no tool runs inside it

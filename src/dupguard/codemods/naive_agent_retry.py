@@ -2,22 +2,30 @@
 
 Only when the function already has a parameter that identifies the user action
 (``request_id``, ``idempotency_key``, ``message_id``, ``event_id``, ``delivery_id``,
-``job_id``, ``task_id``, ``turn_id``): a key invented by a codemod would decide wrongly
-which calls are "the same action", so without one the fix is skipped with that reason.
+``job_id``, ``task_id``, ``turn_id``, ``tool_call_id``, ``call_id``): a key invented by a
+codemod would decide wrongly which calls are "the same action", so without one the fix is
+skipped with that reason.
 
 * a retry loop whose run keeps the text, ``str(support(prompt))``, becomes
-  ``_idempotency.run(str(message_id), lambda: str(support(prompt)))``, with a module-level
-  ``_idempotency = Idempotency(on_in_progress="wait")``: a later attempt or a duplicate
-  request with the same id gets the first successful result instead of running the agent
-  and its tools again (a failed attempt releases the key, so the retry still happens);
+  ``_idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))``,
+  with a module-level ``_idempotency = Idempotency(on_in_progress="wait")``: a later attempt
+  or a duplicate request with the same id gets the first successful result instead of
+  running the agent and its tools again (a failed attempt releases the key, so the retry
+  still happens). A call to a module-local function annotated to return JSON data
+  (``-> str``, ``-> dict``…) qualifies as it is, and an awaited call to such an ``async def``
+  becomes ``await _idempotency.arun(..., lambda: ask(agent, message))``. The key is
+  namespaced by the module and function, as ``@idempotent`` does, because every
+  ``Idempotency()`` without a store shares the process-wide one;
 * a retry decorator (tenacity, backoff, stamina) on a function annotated to return JSON
-  data (``-> str``, ``-> dict``…): ``@idempotent(key=lambda ...: request_id,
-  on_in_progress="wait")`` is added above it, so a retried or duplicated call with the same
-  id replays the stored result.
+  data: ``@idempotent(key=lambda ...: request_id, on_in_progress="wait")`` is added above
+  it, so a retried or duplicated call with the same id replays the stored result.
 
 Replayed results go through JSON (``dupguard.runtime`` stores them that way; an object that
 cannot be encoded makes every later duplicate raise), so a run whose result type is not
-known to be JSON data is skipped with that reason.
+known to be JSON data is skipped with that reason. A loop whose id may be ``None``
+(``str | None``, ``= None``) is skipped too: every request without an id would share one key
+and get the first one's result; ``@idempotent`` gets the id as it is and raises
+``IdempotencyKeyMissing`` for ``None``.
 
 Why unsafe: results are replayed for the key's lifetime (an hour by default) and the store
 is per process (``MemoryBackend``) until you pass a shared one; review the key.
@@ -39,7 +47,8 @@ if TYPE_CHECKING:
 
 Result = tuple[Replacement | None, str]
 KEY_PARAMS = ("request_id", "idempotency_key", "message_id", "event_id", "delivery_id", "job_id", "task_id",
-              "turn_id")
+              "turn_id", "tool_call_id", "call_id")
+IDEMPOTENCY = ("dupguard.runtime.Idempotency", "dupguard.runtime.idempotency.Idempotency")
 
 
 def fix(model: "Model", ctx: "RuleContext", retry: "Retry") -> Result:
@@ -54,11 +63,28 @@ def fix(model: "Model", ctx: "RuleContext", retry: "Retry") -> Result:
     if key is None:
         return None, (f"no request id in scope: `{fn.name}()` has no parameter such as `request_id` or "
                       "`idempotency_key` to key the run with (choose one and use `Idempotency`)")
-    annotation = fn.param_annotations.get(key)
-    key_expr = key if isinstance(annotation, cst.Name) and annotation.value == "str" else f"str({key})"
     if retry.shape == "decorator":
-        return _decorate(model, module, fn, retry, key, key_expr)
-    return _wrap_loop_run(model, module, fn, call, key_expr)
+        return _decorate(model, module, fn, retry, key)
+    if _may_be_none(fn, key):
+        return None, (f"`{key}` may be None: requests without an id would share one key and replay each "
+                      "other's result; make it required or key the run by hand")
+    return _wrap_loop_run(model, module, fn, call, f'f"{{__name__}}.{fn.qualname}:{{{key}}}"', key)
+
+
+def _may_be_none(fn, key: str) -> bool:
+    """``request_id: str | None``, ``Optional[str]``, ``Union[str, None]``, ``request_id=None``."""
+    default = fn.param_defaults.get(key)
+    if isinstance(default, cst.Name) and default.value == "None":
+        return True
+    annotation = fn.param_annotations.get(key)
+    if annotation is None:
+        return False
+    code = cst.Module([]).code_for_node(annotation).replace(" ", "").strip("\"'")
+    if code.startswith(("Optional[", "typing.Optional[")):
+        return True
+    if code.startswith(("Union[", "typing.Union[")):
+        return "None" in code[code.index("[") + 1:-1].split(",")
+    return "None" in code.split("|")
 
 
 def _decorated(model: "Model", node: cst.CSTNode):
@@ -75,27 +101,86 @@ def _free(model: "Model", name: str, qualified: tuple[str, ...]) -> bool:
         f.name == name for f in model.functions)
 
 
+def _import_order(name: str) -> tuple[int, str]:
+    """isort's / ruff's ``order-by-type``: CONSTANTS, then Classes, then functions."""
+    return (0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2), name.lower()
+
+
 def _add_import(module: cst.Module, name: str) -> cst.Module:
-    return add_imports(module, [("dupguard.runtime", name)])
+    """``from dupguard.runtime import name``, merged into an existing import of that module;
+    LibCST puts a merged name first, so the names are put back in isort order when the
+    others were in it (``Idempotency, idempotent``, not ``idempotent, Idempotency``)."""
+    new = add_imports(module, [("dupguard.runtime", name)])
+
+    class Order(cst.CSTTransformer):
+        def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+            if updated.relative or updated.module is None or isinstance(updated.names, cst.ImportStar) \
+                    or module.code_for_node(updated.module) != "dupguard.runtime":
+                return updated
+            aliases = list(updated.names)
+            others = [a for a in aliases if a.evaluated_name != name]
+            keys = [_import_order(a.evaluated_name) for a in others]
+            if keys != sorted(keys):
+                return updated
+            ordered = sorted(aliases, key=lambda a: _import_order(a.evaluated_name))
+            commas = [a.comma for a in aliases]
+            return updated.with_changes(names=[a.with_changes(comma=c) for a, c in zip(ordered, commas)])
+
+    return new.visit(Order())
 
 
 JSON_TYPES = ("str", "int", "float", "bool", "dict", "list")
 NOT_JSON = ("the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to replay "
             "it; wrap a function that returns the text or data you keep")
+NOT_JSON_LOOP = ("the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to "
+                 "replay it; {advice} annotated `-> str` (or `-> dict`...) that returns the text or data you keep")
 
 
-def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str) -> Result:
-    # the replayed result must survive JSON: only ``str(run(...))`` qualifies here
+def _returns_json(fn) -> bool:
+    """Is ``fn`` annotated to return JSON data (``-> str``, ``-> dict[str, int]``)?"""
+    returns = fn.node.returns.annotation if fn.node.returns is not None else None
+    head = returns.value if isinstance(returns, cst.Subscript) else returns
+    return isinstance(head, cst.Name) and head.value in JSON_TYPES
+
+
+def _json_run(model: "Model", call) -> tuple[object, str] | None:
+    """(node to wrap, ``run``/``arun``) when the retried call's result can be replayed:
+    ``str(run(...))``, a call to a module-local function annotated ``-> str``/``-> dict``…,
+    or an awaited call to such an ``async def``."""
     outer = call.outer[-1] if call.outer else None
-    if call.awaited or outer is None or outer.func != "str" or len(outer.args) != 1 or outer.args[0].node is not call.node:
-        return None, NOT_JSON.format(run=f"{call.func}(...)")
+    if not call.awaited and outer is not None and outer.func == "str" and len(outer.args) == 1 \
+            and outer.args[0].node is call.node:
+        return outer.node, "run"
+    helper = model.called_function(call)
+    if helper is None or helper is call.function or not _returns_json(helper):
+        return None
+    if helper.is_async:
+        return (call.node, "arun") if call.awaited else None
+    return None if call.awaited else (call.node, "run")
+
+
+def _store_bound(model: "Model") -> bool | None:
+    """True when the module already binds ``_idempotency = Idempotency(...)`` (an earlier fix),
+    False when the name is free, None when it is used for something else."""
+    for b in model.bindings:
+        if b.target == "_idempotency":
+            ok = b.scope == "module" and b.value_call is not None and b.value_call.callee in IDEMPOTENCY
+            return True if ok and sum(x.target == "_idempotency" for x in model.bindings) == 1 else None
+    return False if _free(model, "_idempotency", ()) else None
+
+
+def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str, key: str) -> Result:
+    # the replayed result must survive JSON
+    found = _json_run(model, call)
+    if found is None:
+        advice = "move the run into an `async def`" if call.awaited else (
+            f"retry `str({call.func}(...))`, or move the run into a function")
+        return None, NOT_JSON_LOOP.format(run=f"{call.func}(...)", advice=advice)
+    node, method = found
     run_text = f"{call.func}(...)"
-    call = outer
-    if not _free(model, "Idempotency", ("dupguard.runtime.Idempotency", "dupguard.runtime.idempotency.Idempotency")) \
-            or not _free(model, "_idempotency", ()):
+    bound = _store_bound(model)
+    if not _free(model, "Idempotency", IDEMPOTENCY) or bound is None:
         return None, "the names `Idempotency` / `_idempotency` are already used in this module"
-    method = "run"
-    node = call.node
     config = module.config_for_parsing
     template = cst.parse_expression(f"_idempotency.{method}({key_expr}, lambda: _RUN_)", config=config)
 
@@ -112,6 +197,8 @@ def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str) 
             return wrapped if original is node else updated
 
         def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+            if bound:
+                return updated
             body = list(updated.body)
             index = _after_imports(original)
             blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
@@ -119,7 +206,7 @@ def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str) 
             return updated.with_changes(body=body)
 
     new = _add_import(module.visit(Transformer()), "Idempotency")
-    return (module, new), (f"Run `{run_text}` once per `{key_expr}`: `_idempotency.{method}(...)` "
+    return (module, new), (f"Run `{run_text}` once per `{key}`: `_idempotency.{method}(...)` "
                            "replays the first result to later attempts and duplicate requests")
 
 
@@ -137,22 +224,33 @@ def _after_imports(module: cst.Module) -> int:
     return index
 
 
-def _decorate(model: "Model", module: cst.Module, fn, retry: "Retry", key: str, key_expr: str) -> Result:
+def _decorate(model: "Model", module: cst.Module, fn, retry: "Retry", key: str) -> Result:
     if not _free(model, "idempotent", ("dupguard.runtime.idempotent", "dupguard.runtime.idempotency.idempotent")):
         return None, "the name `idempotent` is already used in this module"
     node = fn.node
-    returns = node.returns.annotation if node.returns is not None else None
-    head = returns.value if isinstance(returns, cst.Subscript) else returns
-    if not (isinstance(head, cst.Name) and head.value in JSON_TYPES):
+    if not _returns_json(fn):
         return None, NOT_JSON.format(run=f"{fn.name}(...)") + " (annotate it `-> str`, `-> dict`...)"
     params = node.params
-    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:  # a bare ``*`` is fine
         return None, f"`{fn.name}()` takes *args/**kwargs; write the key function by hand"
-    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    signature = ", ".join(names)
-    config = module.config_for_parsing
+
+    def param(p: cst.Param) -> str:
+        # the key function is called with the call's arguments: a parameter with a default may
+        # be left out (its value does not matter, except the key's own)
+        if p.default is None:
+            return p.name.value
+        value = module.code_for_node(p.default) if p.name.value == key else "None"
+        return f"{p.name.value}={value}"
+
+    signature = [param(p) for p in params.posonly_params]
+    if signature:
+        signature.append("/")
+    signature += [param(p) for p in params.params]
+    if params.kwonly_params:
+        signature += ["*", *(param(p) for p in params.kwonly_params)]
     decorator = cst.Decorator(cst.parse_expression(
-        f'idempotent(key=lambda {signature}: {key_expr}, on_in_progress="wait")', config=config))
+        f'idempotent(key=lambda {", ".join(signature)}: {key}, on_in_progress="wait")',
+        config=module.config_for_parsing))
 
     class Transformer(cst.CSTTransformer):
         def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:

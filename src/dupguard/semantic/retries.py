@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from .builder import dotted
 from .model import Call, Decorator, Function, Loop, Model
-from .runs import Run, TOOL_EXEC_RE, call_guarded, call_index, guarded_in, helper_runs, names_in, run_at
+from .runs import (Run, TOOL_EXEC_RE, call_guarded, call_index, guarded_in, helper_runs, names_in, once_context,
+                   run_at)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -329,7 +330,7 @@ def _decorated_run(model: Model, fn: Function) -> Run | None:
     if TOOL_EXEC_RE.match(fn.name) and not guarded_in(model, fn):
         # the decorated function *is* the tool execution (``execute_tool_call(call)``)
         first = next((c for c in fn.calls if c.function is fn), None)
-        if first is not None:
+        if first is not None and not once_context(first):  # ``@idempotent`` on the executor itself
             return Run(first, f"tool execution `{fn.name}(...)` (the decorated function)", "tool", first, fn.node.name)
     return None
 
