@@ -3,40 +3,104 @@
 LibCST's PositionProvider costs about three parses' worth of time on every file; a linter
 needs positions only for the few nodes it reports. So positions come from one code
 generation pass over the module, run on the first request and only in files with findings.
+
+That pass records character offsets, not LibCST's ``CodePosition`` objects: libcst's own
+position state splits every token with a regular expression and builds two objects per
+node, which made this pass cost as much as the model builder on files with findings
+(bench/RESULTS.md). Offsets become (line, column) by bisecting the line starts of the
+generated code, which is the source text itself, for the few nodes asked about.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+
 import libcst as cst
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst._nodes.internal import CodegenState
+
+_NEWLINE = re.compile(r"\r\n?|\n")  # what libcst counts as a line break
 
 
-class _Sink:
-    """Stands in for the metadata provider: the codegen state only writes to ``_computed``."""
+class _Syntactic:
+    """``record_syntactic_position``: the node's range without its surrounding whitespace
+    (what libcst's ``PositionProvider`` reports), optionally hoisted from child nodes."""
 
-    def __init__(self) -> None:
-        self._computed: dict[cst.CSTNode, object] = {}
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _OffsetState, node: cst.CSTNode, start_node: cst.CSTNode | None,
+                 end_node: cst.CSTNode | None) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, *exc: object) -> None:
+        computed = self.state.computed
+        start = computed[self.start_node][0] if self.start_node is not None else self.start
+        end = computed[self.end_node][1] if self.end_node is not None else self.state.offset
+        computed[self.node] = (start, end)
+
+
+class _OffsetState(CodegenState):
+    """A codegen state that keeps the running character offset and each node's (start, end)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.offset = 0
+        self.computed: dict[cst.CSTNode, tuple[int, int]] = {}
+        self._stack: list[int] = []
+        self.popped = ""
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self.offset += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        # like libcst: the token goes, the position stays (the module's range ends after it)
+        if self.tokens:
+            self.popped = self.tokens.pop()
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append(self.offset)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._stack.pop()
+        if node not in self.computed:  # a syntactic position recorded inside wins, as in libcst
+            self.computed[node] = (start, self.offset)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
 
 
 class Positions:
     def __init__(self, module: cst.Module) -> None:
         self._module = module
-        self._computed: dict[cst.CSTNode, object] | None = None
+        self._computed: dict[cst.CSTNode, tuple[int, int]] | None = None
+        self._line_starts: list[int] = []
+
+    def _compute(self) -> dict[cst.CSTNode, tuple[int, int]]:
+        state = _OffsetState(self._module)
+        self._module._codegen(state)
+        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer("".join(state.tokens) + state.popped)]
+        self._computed = state.computed
+        return state.computed
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1]
 
     def range(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """(row, column, end_row, end_column): rows 1-based, columns 0-based."""
-        if self._computed is None:
-            sink = _Sink()
-            state = PositionProvidingCodegenState(
-                default_indent=self._module.default_indent,
-                default_newline=self._module.default_newline,
-                provider=sink,  # type: ignore[arg-type]
-            )
-            self._module._codegen(state)
-            self._computed = sink._computed
-        code_range = self._computed[node]
-        return (code_range.start.line, code_range.start.column,  # type: ignore[attr-defined]
-                code_range.end.line, code_range.end.column)  # type: ignore[attr-defined]
+        computed = self._computed if self._computed is not None else self._compute()
+        start, end = computed[node]
+        return self._point(start) + self._point(end)
 
     def line(self, node: cst.CSTNode) -> int:
         return self.range(node)[0]
