@@ -1,50 +1,122 @@
-"""CachedVisitor calls the same hooks, in the same order, as libcst's own CSTVisitor."""
+"""Walker calls the hooks libcst's CSTVisitor would call, in the same order (minus trivia).
+
+The reference is a real ``CSTVisitor`` that records every visit/leave and every attribute
+visit, ignoring what lies under trivia fields; the walker's recorder has a hook for every node
+type and every walked field. Both must produce the same sequence on real files.
+"""
 
 from __future__ import annotations
 
+import sys
+from dataclasses import is_dataclass
 from pathlib import Path
 
 import libcst as cst
 import pytest
 
-from dupguard.semantic.visitor import CachedVisitor
+from dupguard.semantic.visitor import TRIVIA, Walker, _walked_fields
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted((ROOT / "rules").glob("*/bad.py"))[:6] + sorted((ROOT / "tests" / "corpus" / "dev").glob("*.py"))[:6]
+FILES = sorted((ROOT / "rules").glob("*/*.py")) + sorted((ROOT / "tests" / "corpus").glob("*/*.py"))
+NODE_TYPES = [t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, cst.CSTNode) and is_dataclass(t)]
 
 
-def _recorder(base: type) -> type:
-    class Recorder(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls: list[tuple[str, str]] = []
+def _trivia(field: str) -> bool:
+    return field in TRIVIA or field.startswith("whitespace")
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            self.calls.append(("visit_FunctionDef", node.name.value))
-            return not node.name.value.startswith("_")  # skipping children must work too
 
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            self.calls.append(("leave_FunctionDef", original_node.name.value))
+class Reference(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+        self._trivia_depth = 0
 
-        def visit_Call(self, node: cst.Call) -> None:
-            self.calls.append(("visit_Call", cst.Module([]).code_for_node(node.func)))
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self._trivia_depth:
+            self.calls.append(("visit", type(node).__name__, id(node)))
+        return True
 
-        def visit_If_body(self, node: cst.If) -> None:
-            self.calls.append(("visit_If_body", ""))
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if not self._trivia_depth:
+            self.calls.append(("leave", type(original_node).__name__, id(original_node)))
 
-        def leave_If_body(self, node: cst.If) -> None:
-            self.calls.append(("leave_If_body", ""))
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if _trivia(attribute):
+            self._trivia_depth += 1
+        elif not self._trivia_depth:
+            self.calls.append((f"visit_{attribute}", type(node).__name__, id(node)))
 
-        def leave_Name(self, original_node: cst.Name) -> None:
-            self.calls.append(("leave_Name", original_node.value))
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if _trivia(attribute):
+            self._trivia_depth -= 1
+        elif not self._trivia_depth:
+            self.calls.append((f"leave_{attribute}", type(original_node).__name__, id(original_node)))
 
-    return Recorder
+
+def _recorder() -> type:
+    def hook(kind: str, name: str) -> object:
+        def record(self, node: cst.CSTNode) -> None:  # noqa: ANN001
+            self.calls.append((kind, name, id(node)))
+        return record
+
+    methods: dict[str, object] = {}
+    for node_type in NODE_TYPES:
+        name = node_type.__name__
+        methods[f"visit_{name}"] = hook("visit", name)
+        methods[f"leave_{name}"] = hook("leave", name)
+        for field in _walked_fields(node_type):
+            methods[f"visit_{name}_{field}"] = hook(f"visit_{field}", name)
+            methods[f"leave_{name}_{field}"] = hook(f"leave_{field}", name)
+    recorder = type("Recorder", (Walker,), methods)
+    return recorder
+
+
+RECORDER = _recorder()
+
+
+def hook_sequences(source: str) -> tuple[list, list]:
+    module = cst.parse_module(source)
+    reference = Reference()
+    module.visit(reference)
+    ours = RECORDER()
+    ours.calls = []
+    ours.walk(module)
+    return ours.calls, reference.calls
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
 def test_same_hooks_in_the_same_order_as_libcst(path: Path) -> None:
-    module = cst.parse_module(path.read_text(encoding="utf-8"))
-    plain, cached = _recorder(cst.CSTVisitor)(), _recorder(CachedVisitor)()
-    module.visit(plain)
-    module.visit(cached)
-    assert cached.calls == plain.calls and len(plain.calls) > 10
+    ours, reference = hook_sequences(path.read_text(encoding="utf-8"))
+    assert ours == reference and len(reference) > 100
+
+
+def test_visit_returning_false_skips_the_children_but_not_leave() -> None:
+    class Skipper(Walker):
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            self.seen.append("def " + node.name.value)
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self.seen.append("call")
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.seen.append("end " + original_node.name.value)
+
+    skipper = Skipper()
+    skipper.walk(cst.parse_module("def f():\n    g()\nh()\n"))
+    assert skipper.seen == ["def f", "end f", "call"]
+
+
+if __name__ == "__main__":  # python tests/test_visitor.py FILE...: report the first difference
+    for arg in sys.argv[1:]:
+        try:
+            ours, reference = hook_sequences(Path(arg).read_text(encoding="utf-8"))
+        except Exception as exc:  # noqa: BLE001
+            print(arg, "skipped:", type(exc).__name__)
+            continue
+        if ours != reference:
+            at = next(i for i, (a, b) in enumerate(zip(ours, reference)) if a != b) if any(
+                a != b for a, b in zip(ours, reference)) else min(len(ours), len(reference))
+            print("differs:", [c[:2] for c in ours[at - 1:at + 2]], "libcst:", [c[:2] for c in reference[at - 1:at + 2]], arg)

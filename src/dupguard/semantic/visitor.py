@@ -1,71 +1,116 @@
-"""``CachedVisitor``: a ``libcst.CSTVisitor`` whose hook lookups are cached per node type.
+"""``Walker``: calls ``libcst.CSTVisitor``-style hooks over a tree, without libcst's visit machinery.
 
-Why: for every node and every child attribute, libcst looks up ``visit_<Node>``,
-``leave_<Node>``, ``visit_<Node>_<attribute>`` and ``leave_<Node>_<attribute>`` with an
-f-string and ``getattr(self, name, None)``. Almost all of those lookups miss, and a missed
-``getattr`` raises and catches ``AttributeError`` inside. On small agent files that lookup
-work was about a quarter of a walk (bench/RESULTS.md, target 2). Here each (node type,
-attribute) is looked up once per visitor class and then found in a dict.
+Why: a ``CSTVisitor`` walk costs about as much as parsing (bench/RESULTS.md, target 2),
+because libcst's ``visit`` rebuilds (and re-validates) every node on the way back up, even for
+a read-only visitor, and looks up four hook names with an f-string and a missing-attribute
+``getattr`` for every node and every field. The model builder only reads the tree, so it
+walks it directly: per node type, the hooks and the fields to descend into are found once and
+kept in a plan.
 
-The semantics are libcst's: a ``visit_`` hook returning ``False`` skips the children, and the
-hooks are the same methods found by the same names.
+The contract is libcst's, minus trivia:
+
+* ``visit_<Node>(node)`` before the children (returning ``False`` skips them),
+  ``leave_<Node>(node)`` after; ``visit_<Node>_<field>`` / ``leave_<Node>_<field>`` around a field;
+* children in libcst's order (source order); ``tests/test_visitor.py`` checks the order of every
+  hook against ``CSTVisitor`` on real files;
+* fields that only ever hold whitespace, comments, punctuation or operators (``TRIVIA``) are
+  not walked: no hook fires for a node reached only through them.
 """
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+from dataclasses import fields
+from typing import Callable, ClassVar, ForwardRef, get_args
 
 import libcst as cst
 
 Hook = Callable[..., object] | None
+Plan = tuple[Hook, Hook, tuple[tuple[str, Hook, Hook], ...]]
+
+TRIVIA = frozenset({
+    "asynchronous", "colon", "comma", "comment", "dot", "empty_lines", "equal", "first_colon",
+    "footer", "header", "lbrace", "lbracket", "leading_lines", "leading_whitespace",
+    "lines_after_decorators", "lpar", "newline", "operator", "posonly_ind", "rbrace", "rbracket",
+    "relative", "rpar", "second_colon", "semicolon", "separator", "trailing_whitespace",
+})
+
+# Node types whose dataclass field order differs from the order libcst visits them in
+# (source order); only the non-trivia fields matter. Everything else: dataclass order.
+SOURCE_ORDER: dict[str, tuple[str, ...]] = {
+    "Arg": ("keyword", "value"),
+    "ClassDef": ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    "ExceptHandler": ("type", "name", "body"),
+    "ExceptStarHandler": ("type", "name", "body"),
+    "FunctionDef": ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    "IfExp": ("body", "test", "orelse"),
+    "MatchCase": ("pattern", "guard", "body"),
+    "Parameters": ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    "TypeAlias": ("name", "type_parameters", "value"),
+}
+
+# libcst visits these fields (and fires their attribute hooks) only when they are set
+SKIPPED_WHEN_NONE = frozenset({"format_spec"})
 
 
-class CachedVisitor(cst.CSTVisitor):
-    _visit: ClassVar[dict[type, Hook]]
-    _leave: ClassVar[dict[type, Hook]]
-    _visit_attr: ClassVar[dict[tuple[type, str], Hook]]
-    _leave_attr: ClassVar[dict[tuple[type, str], Hook]]
+def _holds_nodes(annotation: object) -> bool:
+    """Can a field with this type hold a node? (``Name.value: str`` cannot; libcst does not
+    visit such fields, so they get no attribute hooks either.)"""
+    if isinstance(annotation, type):
+        return issubclass(annotation, cst.CSTNode)
+    if isinstance(annotation, (str, ForwardRef)):  # a forward reference: assume it can
+        return True
+    # Literal["", "*"] arguments are values, not types
+    return any(_holds_nodes(arg) for arg in get_args(annotation) if not isinstance(arg, str))
+
+
+def _walked_fields(kind: type) -> tuple[str, ...]:
+    order = SOURCE_ORDER.get(kind.__name__)
+    if order is not None:
+        return order
+    return tuple(
+        f.name for f in fields(kind)
+        if f.name not in TRIVIA and not f.name.startswith("whitespace") and _holds_nodes(f.type)
+    )
+
+
+class Walker:
+    _plans: ClassVar[dict[type, Plan]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls._visit, cls._leave, cls._visit_attr, cls._leave_attr = {}, {}, {}, {}
+        cls._plans = {}
 
     @classmethod
-    def _find(cls, cache: dict, key: object, name: str) -> Hook:
-        hook = cache[key] = getattr(cls, name, None)
-        return hook
+    def _plan(cls, kind: type) -> Plan:
+        name = kind.__name__
+        plan = cls._plans[kind] = (
+            getattr(cls, f"visit_{name}", None),
+            getattr(cls, f"leave_{name}", None),
+            tuple(
+                (field, getattr(cls, f"visit_{name}_{field}", None), getattr(cls, f"leave_{name}_{field}", None))
+                for field in _walked_fields(kind)
+            ),
+        )
+        return plan
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = type(node)
+    def walk(self, node: cst.CSTNode) -> None:
         try:
-            hook = self._visit[kind]
+            visit, leave, walked = self._plans[type(node)]
         except KeyError:
-            hook = self._find(self._visit, kind, f"visit_{kind.__name__}")
-        return hook is None or hook(self, node) is not False
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        kind = type(original_node)
-        try:
-            hook = self._leave[kind]
-        except KeyError:
-            hook = self._find(self._leave, kind, f"leave_{kind.__name__}")
-        if hook is not None:
-            hook(self, original_node)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        key = (type(node), attribute)
-        try:
-            hook = self._visit_attr[key]
-        except KeyError:
-            hook = self._find(self._visit_attr, key, f"visit_{key[0].__name__}_{attribute}")
-        if hook is not None:
-            hook(self, node)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        key = (type(original_node), attribute)
-        try:
-            hook = self._leave_attr[key]
-        except KeyError:
-            hook = self._find(self._leave_attr, key, f"leave_{key[0].__name__}_{attribute}")
-        if hook is not None:
-            hook(self, original_node)
+            visit, leave, walked = self._plan(type(node))
+        if visit is None or visit(self, node) is not False:
+            for field, before, after in walked:
+                value = getattr(node, field)
+                if value is None and field in SKIPPED_WHEN_NONE:
+                    continue
+                if before is not None:
+                    before(self, node)
+                if isinstance(value, cst.CSTNode):
+                    self.walk(value)
+                elif type(value) in (list, tuple):
+                    for child in value:
+                        self.walk(child)
+                if after is not None:
+                    after(self, node)
+        if leave is not None:
+            leave(self, node)
