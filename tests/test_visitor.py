@@ -89,6 +89,22 @@ def test_same_hooks_in_the_same_order_as_libcst(path: Path) -> None:
     assert ours == reference and len(reference) > 100
 
 
+@pytest.mark.parametrize("node_type", NODE_TYPES, ids=lambda t: t.__name__)
+def test_walked_fields_follow_libcsts_visiting_order(node_type: type) -> None:
+    """Every node type, even ones the files above lack: the fields come in the order libcst's
+    ``_visit_and_replace_children`` visits them (a libcst upgrade that reorders one fails here)."""
+    import inspect
+    import re
+
+    try:
+        source = inspect.getsource(node_type._visit_and_replace_children)
+    except (OSError, TypeError):
+        pytest.skip("no source")
+    visited = re.findall(r'visit_\w+\(\s*self,\s*"(\w+)"', source)
+    walked = _walked_fields(node_type)
+    assert [f for f in dict.fromkeys(visited) if f in walked] == list(walked)
+
+
 def test_visit_returning_false_skips_the_children_but_not_leave() -> None:
     class Skipper(Walker):
         def __init__(self) -> None:
