@@ -329,6 +329,29 @@ def test_no_agent_code_never_imports_libcst(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.decode().strip().endswith("ok"), proc.stderr.decode()
 
 
+@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
+def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, cache: bool) -> None:
+    """The pre-commit case (issue 6, target 6): one irrelevant file named on the command line.
+    What it must not import is what made start-up slow (bench/RESULTS.md): the parser, the
+    codemods, gitignore matching, TOML, dataclasses (which pulls in ``inspect``), the catalog."""
+    _project(tmp_path, {"a.py": "import os\nprint(os.getcwd())\n"})
+    flags = [] if cache else ["--no-cache"]
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['dupguard', 'check', *{flags!r}, 'a.py']\n"
+        "from dupguard.cli import main\n"
+        "assert main() == 0\n"
+        "heavy = ['libcst', 'pathspec', 'tomllib', 'tomli', 'dataclasses', 'inspect',\n"
+        "         'dupguard.semantic.catalog_data', 'dupguard.codemods']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().splitlines()[-1] == "[]"
+
+
 def test_the_project_lints_itself_clean() -> None:
     """Dogfooding with the project's own [tool.dupguard] (fixtures are excluded there)."""
     proc = run_cli("check", "--no-cache", "--output-format", "concise", ".")
