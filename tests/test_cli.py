@@ -329,21 +329,24 @@ def test_no_agent_code_never_imports_libcst(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.decode().strip().endswith("ok"), proc.stderr.decode()
 
 
-@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
-def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, cache: bool) -> None:
+@pytest.mark.parametrize("case", ["no-cache", "cache", "pre-commit hook"])
+def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, case: str) -> None:
     """The pre-commit case (issue 6, target 6): one irrelevant file named on the command line.
     What it must not import is what made start-up slow (bench/RESULTS.md): the parser, the
-    codemods, gitignore matching, TOML, dataclasses (which pulls in ``inspect``), the catalog."""
-    _project(tmp_path, {"a.py": "import os\nprint(os.getcwd())\n"})
-    flags = [] if cache else ["--no-cache"]
+    codemods, pathspec, TOML, dataclasses (which pulls in ``inspect``), the catalog. The hook
+    runs with ``--force-exclude`` in a project with a config: plain-path excludes need no pathspec."""
+    config = 'extend-exclude = ["generated", "tests/fixtures/"]' if case == "pre-commit hook" else None
+    _project(tmp_path, {"a.py": "import os\nprint(os.getcwd())\n"}, config=config)
+    flags = {"no-cache": ["--no-cache"], "cache": [], "pre-commit hook": ["--force-exclude"]}[case]
+    heavy = ["libcst", "pathspec", "dataclasses", "inspect", "dupguard.semantic.catalog_data", "dupguard.codemods"]
+    if config is None:
+        heavy += ["tomllib", "tomli"]
     probe = (
         "import sys\n"
         f"sys.argv = ['dupguard', 'check', *{flags!r}, 'a.py']\n"
         "from dupguard.cli import main\n"
         "assert main() == 0\n"
-        "heavy = ['libcst', 'pathspec', 'tomllib', 'tomli', 'dataclasses', 'inspect',\n"
-        "         'dupguard.semantic.catalog_data', 'dupguard.codemods']\n"
-        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
     import subprocess
 

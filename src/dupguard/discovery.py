@@ -7,6 +7,7 @@ loop becomes one ``FileError`` naming the path, and the walk goes on.
 from __future__ import annotations
 
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,10 +27,45 @@ class Discovered:
         self.errors: list[FileError] = []
 
 
-def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
-    # imported on first use: files named on the command line (the pre-commit case) need no
-    # pattern matching unless force-exclude is set, and pathspec costs ≈ 30 ms to import
-    import pathspec
+# a gitignore pattern that is a plain path: no wildcard, escape, negation or comment
+_LITERAL = re.compile(r"/?[\w.-]+(?:/[\w.-]+)*/?")
+
+
+class LiteralSpec:
+    """gitignore matching for plain-path patterns (``build``, ``tests/corpus``, ``dist/``).
+
+    Why: pre-commit runs ``dupguard --force-exclude FILE...``, so every run matches the exclude
+    list, and importing pathspec (with ``dataclasses`` and ``inspect``) costs about a third of
+    that run's start-up budget (bench/RESULTS.md, target 6). The default list and typical
+    ``extend-exclude`` values are plain paths, whose gitignore meaning is simple: a pattern
+    without an inner ``/`` matches any path component, one with it is anchored at the base;
+    a trailing ``/`` matches directories only. Anything else goes to pathspec, and a test
+    checks both agree.
+    """
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self._rules = []
+        for pattern in patterns:
+            dir_only = pattern.endswith("/")
+            body = pattern.rstrip("/")
+            self._rules.append(("/" in body, tuple(body.lstrip("/").split("/")), dir_only))
+
+    def match_file(self, candidate: str) -> bool:
+        is_dir = candidate.endswith("/")
+        parts = candidate.rstrip("/").split("/")
+        for anchored, words, dir_only in self._rules:
+            n = len(words)
+            starts = [0] if anchored else range(len(parts) - n + 1)
+            for i in starts:
+                if tuple(parts[i:i + n]) == words and (i + n < len(parts) or is_dir or not dir_only):
+                    return True
+        return False
+
+
+def _spec(patterns: tuple[str, ...]) -> LiteralSpec | pathspec.PathSpec:
+    if all(_LITERAL.fullmatch(p) and not {".", ".."} & set(p.strip("/").split("/")) for p in patterns):
+        return LiteralSpec(patterns)
+    import pathspec  # imported only when needed: see LiteralSpec
 
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 

@@ -10,15 +10,20 @@ from ..diagnostics import Diagnostic, FileError
 Reporter = Callable[[list[Diagnostic], list[FileError], TextIO], None]
 
 
-def get(name: str) -> Reporter:
-    from . import github, machine, sarif, text
+# format → (module, function); only the chosen module is imported (json is start-up time)
+REPORTERS = {
+    "full": ("text", "full"),
+    "concise": ("text", "concise"),
+    "grouped": ("text", "grouped"),
+    "json": ("machine", "json_list"),
+    "json-lines": ("machine", "json_lines"),
+    "sarif": ("sarif", "sarif"),
+    "github": ("github", "github"),
+}
 
-    return {
-        "full": text.full,
-        "concise": text.concise,
-        "grouped": text.grouped,
-        "json": machine.json_list,
-        "json-lines": machine.json_lines,
-        "sarif": sarif.sarif,
-        "github": github.github,
-    }[name]
+
+def get(name: str) -> Reporter:
+    from importlib import import_module
+
+    module, function = REPORTERS[name]
+    return getattr(import_module(f"{__name__}.{module}"), function)

@@ -1,0 +1,31 @@
+"""Exclude matching: the plain-path fast path (LiteralSpec) agrees with pathspec's gitignore rules."""
+
+from __future__ import annotations
+
+import itertools
+
+import pathspec
+import pytest
+
+from dupguard.config import DEFAULT_EXCLUDE
+from dupguard.discovery import LiteralSpec, _spec
+
+PATTERNS = [*DEFAULT_EXCLUDE, "rules", "tests/corpus", "/abs", "build/", "a/b/", "x.py", "/top/x.py",
+            "foo.bar", "/lead/", "a/b/c", "a-b_c.d"]
+COMPONENTS = ["build", "a", "b", "c", "x.py", "tests", "corpus", "corpusx", "abs", "top", "foo.bar",
+              "venv", "lead", "a-b_c.d", ".git"]
+PATHS = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(COMPONENTS, repeat=n)]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_literal_patterns_match_like_pathspec(pattern: str) -> None:
+    ours, reference = _spec((pattern,)), pathspec.GitIgnoreSpec.from_lines([pattern])
+    assert isinstance(ours, LiteralSpec)
+    for path in PATHS:
+        for candidate in (path, path + "/"):  # a file, a directory
+            assert ours.match_file(candidate) == reference.match_file(candidate), candidate
+
+
+@pytest.mark.parametrize("pattern", ["*.py", "!keep", "# comment", "", "a\\b", "./x", "../x", "a/./b", "a/**/b"])
+def test_anything_else_goes_to_pathspec(pattern: str) -> None:
+    assert isinstance(_spec(("build", pattern)), pathspec.PathSpec)
