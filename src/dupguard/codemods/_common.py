@@ -192,4 +192,32 @@ def add_imports(module: cst.Module, needed: list[tuple[str, str | None]]) -> cst
         AddImportsVisitor.add_needed_import(context, mod, obj)
     head = module.with_changes(body=module.body[:end], footer=[])
     new_head = AddImportsVisitor(context).transform_module(head)
+    for mod, obj in needed:
+        if obj is not None:
+            new_head = new_head.visit(_KeepImportOrder(mod, obj))
     return module.with_changes(header=new_head.header, body=[*new_head.body, *module.body[end:]])
+
+
+def _import_order(name: str) -> tuple[int, str]:
+    """isort's / ruff's ``order-by-type``: CONSTANTS, then Classes, then functions."""
+    return (0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2), name.lower()
+
+
+class _KeepImportOrder(cst.CSTTransformer):
+    """LibCST puts a name it merges into ``from mod import a, b`` first; put it back in isort
+    order when the other names were in it (``Idempotency, idempotent``, not the reverse)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        super().__init__()
+        self.module, self.name = module, name
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        if updated_node.relative or updated_node.module is None or isinstance(updated_node.names, cst.ImportStar) \
+                or cst.Module([]).code_for_node(updated_node.module) != self.module:
+            return updated_node
+        aliases = list(updated_node.names)
+        others = [_import_order(a.evaluated_name) for a in aliases if a.evaluated_name != self.name]
+        if others != sorted(others):
+            return updated_node
+        ordered = sorted(aliases, key=lambda a: _import_order(a.evaluated_name))
+        return updated_node.with_changes(names=[a.with_changes(comma=old.comma) for a, old in zip(ordered, aliases)])

@@ -101,34 +101,6 @@ def _free(model: "Model", name: str, qualified: tuple[str, ...]) -> bool:
         f.name == name for f in model.functions)
 
 
-def _import_order(name: str) -> tuple[int, str]:
-    """isort's / ruff's ``order-by-type``: CONSTANTS, then Classes, then functions."""
-    return (0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2), name.lower()
-
-
-def _add_import(module: cst.Module, name: str) -> cst.Module:
-    """``from dupguard.runtime import name``, merged into an existing import of that module;
-    LibCST puts a merged name first, so the names are put back in isort order when the
-    others were in it (``Idempotency, idempotent``, not ``idempotent, Idempotency``)."""
-    new = add_imports(module, [("dupguard.runtime", name)])
-
-    class Order(cst.CSTTransformer):
-        def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
-            if updated.relative or updated.module is None or isinstance(updated.names, cst.ImportStar) \
-                    or module.code_for_node(updated.module) != "dupguard.runtime":
-                return updated
-            aliases = list(updated.names)
-            others = [a for a in aliases if a.evaluated_name != name]
-            keys = [_import_order(a.evaluated_name) for a in others]
-            if keys != sorted(keys):
-                return updated
-            ordered = sorted(aliases, key=lambda a: _import_order(a.evaluated_name))
-            commas = [a.comma for a in aliases]
-            return updated.with_changes(names=[a.with_changes(comma=c) for a, c in zip(ordered, commas)])
-
-    return new.visit(Order())
-
-
 JSON_TYPES = ("str", "int", "float", "bool", "dict", "list")
 NOT_JSON = ("the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to replay "
             "it; wrap a function that returns the text or data you keep")
@@ -205,7 +177,7 @@ def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str, 
             body.insert(index, store.with_changes(leading_lines=[blank]))
             return updated.with_changes(body=body)
 
-    new = _add_import(module.visit(Transformer()), "Idempotency")
+    new = add_imports(module.visit(Transformer()), [("dupguard.runtime", "Idempotency")])
     return (module, new), (f"Run `{run_text}` once per `{key}`: `_idempotency.{method}(...)` "
                            "replays the first result to later attempts and duplicate requests")
 
@@ -263,7 +235,7 @@ def _decorate(model: "Model", module: cst.Module, fn, retry: "Retry", key: str) 
                                      moved.with_changes(leading_lines=[])]
             return updated.with_changes(decorators=decorators)
 
-    new = _add_import(module.visit(Transformer()), "idempotent")
+    new = add_imports(module.visit(Transformer()), [("dupguard.runtime", "idempotent")])
     return (module, new), f"Key `{fn.name}()` by `{key}`: `@idempotent(...)` replays the result to retried calls"
 
 
