@@ -14,15 +14,11 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from dupguard.semantic.visitor import TRIVIA, Walker, _walked_fields
+from dupguard.semantic.visitor import Walker, _walked_fields, is_trivia
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "rules").glob("*/*.py")) + sorted((ROOT / "tests" / "corpus").glob("*/*.py"))
 NODE_TYPES = [t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, cst.CSTNode) and is_dataclass(t)]
-
-
-def _trivia(field: str) -> bool:
-    return field in TRIVIA or field.startswith("whitespace")
 
 
 class Reference(cst.CSTVisitor):
@@ -40,13 +36,13 @@ class Reference(cst.CSTVisitor):
             self.calls.append(("leave", type(original_node).__name__, id(original_node)))
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if _trivia(attribute):
+        if is_trivia(attribute):
             self._trivia_depth += 1
         elif not self._trivia_depth:
             self.calls.append((f"visit_{attribute}", type(node).__name__, id(node)))
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        if _trivia(attribute):
+        if is_trivia(attribute):
             self._trivia_depth -= 1
         elif not self._trivia_depth:
             self.calls.append((f"leave_{attribute}", type(original_node).__name__, id(original_node)))

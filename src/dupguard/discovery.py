@@ -81,7 +81,7 @@ class _Walker:
         self._seen_dirs: set[tuple[int, int]] = set()
 
     @cached_property
-    def exclude(self) -> pathspec.PathSpec:
+    def exclude(self) -> LiteralSpec | pathspec.PathSpec:
         return _spec(self._patterns)
 
     def _rel(self, path: Path) -> str:

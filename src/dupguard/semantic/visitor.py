@@ -48,6 +48,11 @@ SOURCE_ORDER: dict[str, tuple[str, ...]] = {
     "TypeAlias": ("name", "type_parameters", "value"),
 }
 
+def is_trivia(field: str) -> bool:
+    """A field that only ever holds whitespace, comments, punctuation or operators."""
+    return field in TRIVIA or field.startswith("whitespace")
+
+
 # libcst visits these fields (and fires their attribute hooks) only when they are set
 SKIPPED_WHEN_NONE = frozenset({"format_spec"})
 
@@ -69,7 +74,7 @@ def _walked_fields(kind: type) -> tuple[str, ...]:
         return order
     return tuple(
         f.name for f in fields(kind)
-        if f.name not in TRIVIA and not f.name.startswith("whitespace") and _holds_nodes(f.type)
+        if not is_trivia(f.name) and _holds_nodes(f.type)
     )
 
 
