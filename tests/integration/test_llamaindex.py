@@ -48,11 +48,12 @@ class ScriptedModel:
     def __call__(self, messages, **kwargs) -> ChatMessage:
         messages = list(messages)
         self.seen.append(messages)
-        last_user = max(i for i, m in enumerate(messages) if m.role == MessageRole.USER)
-        step = sum(1 for m in messages[last_user:] if m.role == MessageRole.ASSISTANT)
-        script = self.script[messages[last_user].content]
+        users = [i for i, m in enumerate(messages) if m.role == MessageRole.USER]
         # a corrupted conversation (unguarded concurrent runs) can ask for more steps than
-        # scripted: answer without tools, so the run ends and the test can inspect the damage
+        # scripted, or arrive without a user message at all (the other run's turn replaced
+        # it): answer without tools, so the run ends and the test can inspect the damage
+        script = self.script[messages[users[-1]].content] if users else []
+        step = sum(1 for m in messages[users[-1]:] if m.role == MessageRole.ASSISTANT) if users else 0
         reply = script[step] if step < len(script) else "script exhausted"
         if isinstance(reply, str):
             return ChatMessage(role=MessageRole.ASSISTANT, content=reply)
