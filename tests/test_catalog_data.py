@@ -80,7 +80,7 @@ def test_types_and_non_empty():
     # every tuple field really is a tuple of strings (a bare string would iterate by character)
     for e in ENTRIES:
         for field in ("names", "run_methods", "stateful_if_kwargs", "state_kwargs",
-                      "name_kwargs", "tools_kwargs", "session_kwargs"):
+                      "name_kwargs", "tools_kwargs", "session_kwargs", "history_getters"):
             value = getattr(e, field)
             assert isinstance(value, tuple), (_entry_label(e), field)
             assert all(isinstance(v, str) and v for v in value), (_entry_label(e), field)
@@ -155,7 +155,10 @@ def test_kwarg_fields_fit_their_kind():
             assert e.kind is Kind.TOOL, label
         for kw in (*e.stateful_if_kwargs, *e.state_kwargs, *e.tools_kwargs):
             assert re.fullmatch(_IDENT, kw), (label, kw)
-        for kw in (*e.name_kwargs, *e.session_kwargs):
+        if e.history_getters:
+            # the getter's history is used when the wrapper runs
+            assert e.run_methods, f"{label}: history_getters belong to something that runs"
+        for kw in (*e.name_kwargs, *e.session_kwargs, *e.history_getters):
             assert re.fullmatch(_IDENT, kw) or _INDEX.match(kw), (label, kw)
 
 
@@ -358,7 +361,7 @@ def render_tables() -> str:
             kw = []
             for label, value in (("stateful if", e.stateful_if_kwargs), ("state", e.state_kwargs),
                                  ("tools", e.tools_kwargs), ("name", e.name_kwargs),
-                                 ("session", e.session_kwargs)):
+                                 ("session", e.session_kwargs), ("history getter", e.history_getters)):
                 if value:
                     kw.append(f"{label}: " + ", ".join(f"`{v}`" for v in value))
             out.append(f"| {names} | {e.kind.value} | {runs} | {'<br>'.join(kw) or '—'} | "
@@ -420,6 +423,14 @@ def _importable(module: str) -> bool:
     return True
 
 
+def _getter_params_match(cls, keys: tuple[str, ...]) -> bool:
+    """Every keyword in ``keys`` is a parameter of the constructor, and every index names one of them."""
+    params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    names = {k for k in keys if not k.isdigit()}
+    indexes = [int(k) for k in keys if k.isdigit()]
+    return names <= set(params) and all(i < len(params) and params[i] in names for i in indexes)
+
+
 def verify_installed(frameworks: set[str]) -> int:
     """Resolve names, check run methods and source files for what this interpreter has.
 
@@ -449,6 +460,10 @@ def verify_installed(frameworks: set[str]) -> int:
                 missing = [m for m in e.run_methods if not hasattr(owner, m)]
                 if missing:
                     print(f"NO-METHOD {n}: {missing}")
+                    problems += 1
+                    continue
+                if e.history_getters and not _getter_params_match(owner, e.history_getters):
+                    print(f"NO-PARAM {n}: history_getters {e.history_getters}")
                     problems += 1
                     continue
             checked += 1

@@ -381,6 +381,49 @@ def test_unsafe_dup101_fix_is_skipped_with_the_reason(extra: str, reason: str) -
     assert [why for _, why in outcome.skipped] == [reason]
 
 
+_HISTORY_HEAD = (
+    "from fastapi import FastAPI\nfrom langchain_core.chat_history import InMemoryChatMessageHistory\n"
+    "from langchain_core.runnables.history import RunnableWithMessageHistory\n"
+    "from langchain_openai import ChatOpenAI\n\napp = FastAPI()\nhistory = InMemoryChatMessageHistory()\n"
+)
+
+
+@pytest.mark.parametrize(("getter", "handler_param", "reason"), [
+    # LangChain calls a getter without parameters with no session at all: nothing to key by
+    ("lambda: history", "session_id", "`history` is read in a lambda (line 8)"),
+    # with two keys the history is looked up by both; the registry would key by one
+    ("lambda user_id, conversation_id: history", "session_id", "`history` is read in a lambda (line 8)"),
+    ("lambda *ids: history", "session_id", "`history` is read in a lambda (line 8)"),
+    # a handler also reads it but has no session parameter to look it up by
+    ("lambda session_id: history", "user", "`history` is returned by a session-history lambda; keep one per "
+                                           "session in a store"),
+])
+def test_history_getter_fix_refusals(getter: str, handler_param: str, reason: str) -> None:
+    text = _HISTORY_HEAD + (
+        f"chain = RunnableWithMessageHistory(ChatOpenAI(), {getter})\n\n\n@app.post('/ask')\n"
+        f"async def ask({handler_param}: str, question: str):\n    history.add_user_message(question)\n"
+        f"    return await chain.ainvoke(question, config={{'configurable': {{'session_id': {handler_param}}}}})\n"
+    )
+    assert [d.code for d in lint_text("x.py", text, Settings(), frozenset({"DUP102"}))] == ["DUP102"]
+    outcome, fixed, error = fix_text(text, frozenset({"DUP102"}))
+    assert error is None and fixed == text
+    assert [why for _, why in outcome.skipped] == [reason]
+
+
+def test_history_getter_and_a_handler_share_one_registry() -> None:
+    text = _HISTORY_HEAD + (
+        "chain = RunnableWithMessageHistory(ChatOpenAI(), lambda sid: history)\n\n\n@app.post('/ask')\n"
+        "async def ask(session_id: str, question: str):\n    history.add_user_message(question)\n"
+        "    return await chain.ainvoke(question, config={'configurable': {'session_id': session_id}})\n"
+    )
+    outcome, fixed, error = fix_text(text, frozenset({"DUP102"}))
+    assert error is None
+    assert "history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())\n" in fixed
+    assert "RunnableWithMessageHistory(ChatOpenAI(), lambda sid: history_sessions.get(sid))\n" in fixed
+    assert "    history = history_sessions.get(session_id)\n    history.add_user_message(question)\n" in fixed
+    assert lint_text("x.py", fixed, Settings(), frozenset({"DUP102"})) == []
+
+
 def test_libcst_codemod_command_runs_the_rule_fix(tmp_path: Path) -> None:
     target = tmp_path / "app.py"
     target.write_text(unmarked_bad(RULES_DIR / "DUP301-duplicate-tool"))

@@ -1,5 +1,8 @@
 from fastapi import FastAPI
 from langchain.memory import ConversationBufferMemory
+from langchain_core.chat_history import InMemoryChatMessageHistory
+from langchain_core.runnables.history import RunnableWithMessageHistory
+from langchain_openai import ChatOpenAI
 from llama_index.core.agent import ReActAgent
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.memory import ChatMemoryBuffer
@@ -14,6 +17,17 @@ history = ChatMemoryBuffer.from_defaults(token_limit=2000)  # error: DUP102
 lc_memory = ConversationBufferMemory(memory_key="chat_history", return_messages=True)  # error: DUP102
 workflow_agent = FunctionAgent(tools=[], llm=None)
 shared_ctx = Context(workflow_agent)  # error: DUP102
+# the wrapper is shared by design, but its history getter ignores the session id
+lc_history = InMemoryChatMessageHistory()  # error: DUP102
+assistant = RunnableWithMessageHistory(ChatOpenAI(model="gpt-4o"), lambda session_id: lc_history)
+support_history = InMemoryChatMessageHistory()  # error: DUP102
+
+
+def support_history_for(session_id: str):
+    return support_history
+
+
+support = RunnableWithMessageHistory(ChatOpenAI(model="gpt-4o"), get_session_history=support_history_for)
 
 
 @app.post("/chat")
@@ -36,3 +50,14 @@ def summarize(text: str):
 @app.post("/workflow")
 async def workflow(payload: dict):
     return await workflow_agent.run(user_msg=payload["message"], ctx=shared_ctx)
+
+
+@app.post("/assistant/{session_id}")
+async def ask(session_id: str, question: str):
+    config = {"configurable": {"session_id": session_id}}
+    return await assistant.ainvoke(question, config=config)
+
+
+@app.post("/support/{session_id}")
+def support_turn(session_id: str, question: str):
+    return support.invoke(question, config={"configurable": {"session_id": session_id}})

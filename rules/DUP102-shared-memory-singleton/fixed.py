@@ -1,10 +1,14 @@
 from fastapi import FastAPI
 from langchain.memory import ConversationBufferMemory
+from langchain_core.chat_history import InMemoryChatMessageHistory
+from langchain_core.runnables.history import RunnableWithMessageHistory
+from langchain_openai import ChatOpenAI
 from llama_index.core.agent import ReActAgent
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.workflow import Context
 from celery import Celery
+from dupguard.runtime import SessionRegistry
 
 app = FastAPI()
 celery_app = Celery("jobs")
@@ -31,6 +35,18 @@ workflow_agent = FunctionAgent(tools=[], llm=None)
 
 def make_shared_ctx():
     return Context(workflow_agent)
+# the wrapper is shared by design, but its history getter ignores the session id
+lc_history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())
+assistant = RunnableWithMessageHistory(ChatOpenAI(model="gpt-4o"), lambda session_id: lc_history_sessions.get(session_id))
+support_history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())
+
+
+def support_history_for(session_id: str):
+    support_history = support_history_sessions.get(session_id)
+    return support_history
+
+
+support = RunnableWithMessageHistory(ChatOpenAI(model="gpt-4o"), get_session_history=support_history_for)
 
 
 @app.post("/chat")
@@ -57,3 +73,14 @@ def summarize(text: str):
 async def workflow(payload: dict):
     shared_ctx = make_shared_ctx()
     return await workflow_agent.run(user_msg=payload["message"], ctx=shared_ctx)
+
+
+@app.post("/assistant/{session_id}")
+async def ask(session_id: str, question: str):
+    config = {"configurable": {"session_id": session_id}}
+    return await assistant.ainvoke(question, config=config)
+
+
+@app.post("/support/{session_id}")
+def support_turn(session_id: str, question: str):
+    return support.invoke(question, config={"configurable": {"session_id": session_id}})

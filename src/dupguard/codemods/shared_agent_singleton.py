@@ -8,15 +8,18 @@ Three shapes are fixed; everything else is left with the reason:
 * the same, when every one of those functions takes a session parameter (``session_id``,
   ``thread_id``, ``conversation_id``, ``chat_id``): ``agent_sessions =
   SessionRegistry(lambda _session_id: Agent(...))`` and ``agent =
-  agent_sessions.get(session_id)``: one agent per conversation (seed 000's store).
+  agent_sessions.get(session_id)``: one agent per conversation (seed 000's store). A
+  session-history getter that returns the name (``lambda session_id: history``, LangChain's
+  ``RunnableWithMessageHistory``) becomes ``lambda session_id: history_sessions.get(session_id)``.
 * a ``functools.lru_cache`` / ``functools.cache`` factory loses the cache decorator (and
   the import when nothing else uses it), so each call builds a fresh agent.
 
 Why unsafe: the agent's history no longer survives between requests (which is the point,
 but code may rely on it), construction now costs once per call, and other modules that
 import the name are not updated. Refused when the name is read at module level, in a class
-body, a decorator, a default value or a lambda, or rebound anywhere (``global``), when the
-new name is taken, or for Streamlit (its cached resources need ``st.session_state``).
+body, a decorator, a default value or a lambda (other than as a one-parameter history
+getter's whole body), or rebound anywhere (``global``), when the new name is taken, or for
+Streamlit (its cached resources need ``st.session_state``).
 """
 
 from __future__ import annotations
@@ -168,6 +171,9 @@ class _Member:
     factory: str = ""
     functions: dict = field(default_factory=dict)  # id(FunctionDef) → FunctionDef that reads it
     value_refs: set = field(default_factory=set)  # ids of Name nodes in other members' values
+    # ids of Name nodes that are the whole body of a one-parameter lambda (a session-history
+    # getter, ``lambda session_id: history``) → that parameter
+    getters: dict = field(default_factory=dict)
 
 
 def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared: "Shared") -> Result:
@@ -225,7 +231,10 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
             if isinstance(scope, FunctionScope) and isinstance(scope.node, cst.FunctionDef):
                 member.functions[id(scope.node)] = scope.node
             elif isinstance(scope, FunctionScope):
-                return None, f"`{name}` is read in a lambda{at}"
+                param = _getter_param(scope.node, access.node)
+                if param is None:
+                    return None, f"`{name}` is read in a lambda{at}"
+                member.getters[id(access.node)] = param
             elif isinstance(scope, ClassScope):
                 return None, f"`{name}` is read in a class body{at}"
             else:
@@ -256,7 +265,8 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
         if len(names) > 1:
             both = " and ".join(f"`{n}`" for n in sorted(names))
             return None, f"`{functions[key].name.value}()` reads both {both}, which are built from each other"
-    if not functions:
+    getters = {ref: param for member in group.values() for ref, param in member.getters.items()}
+    if not functions and not getters:
         return None, f"`{binding.target}` is not read by any function"
     for fn in functions.values():
         if not isinstance(fn.body, cst.IndentedBlock):
@@ -265,11 +275,14 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
     fn_scopes = [scopes.get(fn.body.body[0]) for fn in functions.values()]
     session = _session_params(functions.values()) if len(group) == 1 else None
     name = binding.target
+    registry = f"{name}_sessions"
     if session is not None:
-        registry = f"{name}_sessions"
         if _taken(registry, global_scope, fn_scopes) or _taken("SessionRegistry", global_scope, fn_scopes, allow=(
                 "dupguard.runtime.SessionRegistry", "dupguard.runtime.registry.SessionRegistry"), model=model):
             session = None
+    if getters and session is None:
+        # a getter can only look the object up by its session: the registry or nothing
+        return None, f"`{binding.target}` is returned by a session-history lambda; keep one per session in a store"
     for member in group.values():
         member.factory = f"_make_{member.name.lstrip('_')}" if member.name.startswith("_") else f"make_{member.name}"
         if session is None and _taken(member.factory, global_scope, fn_scopes):
@@ -289,6 +302,9 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
 
     class Transformer(cst.CSTTransformer):
         def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            param = getters.get(id(original))
+            if param is not None:
+                return cst.Call(cst.Attribute(cst.Name(registry), cst.Name("get")), [cst.Arg(cst.Name(param))])
             factory = value_refs.get(id(original))
             return cst.Call(cst.Name(factory)) if factory else updated
 
@@ -327,7 +343,7 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
             return updated.with_changes(body=body)
 
     new = module.visit(Transformer())
-    where = _names(functions.values())
+    where = ", ".join(filter(None, [_names(functions.values()), "its session-history lambda" if getters else ""]))
     if session is not None:
         new = add_imports(new, [("dupguard.runtime", "SessionRegistry")])
         return (module, new), (f"Keep one `{name}` per session: `{name}_sessions = SessionRegistry(...)`, "
@@ -379,6 +395,17 @@ def _line(ctx: "RuleContext", node: cst.CSTNode) -> int | str:
 
 def _names(functions) -> str:
     return ", ".join(f"`{fn.name.value}()`" for fn in functions)
+
+
+def _getter_param(lam: cst.CSTNode, read: cst.CSTNode) -> str | None:
+    """``lambda session_id: history``: the one parameter, when ``read`` is the whole body."""
+    if not isinstance(lam, cst.Lambda) or lam.body is not read:
+        return None
+    params = lam.params
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params:
+        return None
+    positional = [*params.posonly_params, *params.params]
+    return positional[0].name.value if len(positional) == 1 else None
 
 
 def _session_params(functions) -> dict[int, str] | None:

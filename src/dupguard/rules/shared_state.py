@@ -7,7 +7,7 @@ from typing import Iterable
 from ..semantic.catalog import Kind
 from ..semantic.model import Model
 from ..semantic.sessions import constant_session_keys
-from ..semantic.shared import Shared, shared_objects, uses_in_concurrent_code
+from ..semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
 from . import Finding, RuleContext, rule
 
 
@@ -45,6 +45,10 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
                 if agent.kind is Kind.AGENT and uses[id(agent)] and _holds(agent, shared):
                     found, via = uses[id(agent)], f" through `{agent.label}`"
                     break
+        if not found and kind is Kind.MEMORY:
+            # or returned for every session by a history getter (LangChain get_session_history)
+            found, wrapper = uses_through_history_getter(model, shared)
+            via = f" through `{wrapper}` (its history getter returns it for every session id)" if found else ""
         if not found:
             continue
         first = found[0]

@@ -55,6 +55,10 @@ class Entry:
     tools_kwargs: tuple[str, ...] = ()
     # keyword arguments that key a conversation (DUP103): thread_id, session_id, chat_store_key…
     session_kwargs: tuple[str, ...] = ()
+    # the argument (keyword, or positional index) that looks a conversation's history up by
+    # session id (LangChain ``get_session_history``): a getter that ignores the id and returns
+    # one module-level memory makes every session share that memory (DUP102)
+    history_getters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -803,9 +803,12 @@ _LANGCHAIN = (
         version=_LCC,
         source="langchain_core/runnables/history.py",
         why="holds only the runnable and get_session_history; each invoke() looks the history "
-        "up by config['configurable']['session_id'], so it is shared by design.",
+        "up by config['configurable']['session_id'] (_merge_configs calls "
+        "self.get_session_history(...)), so it is shared by design unless that getter returns "
+        "the same history for every id.",
         run_methods=_LCR_RUN,
         session_kwargs=("session_id",),
+        history_getters=("1", "get_session_history"),
     ),
     Entry(
         names=(

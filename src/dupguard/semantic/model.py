@@ -80,6 +80,14 @@ class Call:
                 return arg
         return None
 
+    def arg(self, key: str) -> Arg | None:
+        """The argument the catalog names by ``key``: a keyword, or a positional index as a
+        string ("1"), the catalog's convention for parameters that are usually positional."""
+        if not key.isdigit():
+            return self.kw(key)
+        positional = [a for a in self.args if a.keyword is None and not a.star]
+        return positional[int(key)] if len(positional) > int(key) else None
+
 
 @dataclass(eq=False)
 class Binding:

@@ -52,10 +52,10 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
         if entry is None or call.in_main or not model.is_concurrent_context(call.function):
             continue
         names = [k for k in entry.session_kwargs if not k.isdigit()] or ["session key"]
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        for index in (int(k) for k in entry.session_kwargs if k.isdigit()):
-            if index < len(positional) and isinstance(positional[index].node, (cst.SimpleString, cst.Integer)):
+        for key in (k for k in entry.session_kwargs if k.isdigit()):
+            arg = call.arg(key)
+            if arg is not None and isinstance(arg.node, (cst.SimpleString, cst.Integer)):
                 yield ConstantKey(
-                    key=names[0], value=positional[index].node, function=call.function,
+                    key=names[0], value=arg.node, function=call.function,
                     statement=call.statement, call=call, in_main=False,
                 ), None

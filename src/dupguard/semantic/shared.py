@@ -198,3 +198,45 @@ def uses_in_concurrent_code(model: Model, shared: Shared) -> list[Call]:
         if any(_refers(model, call, shared, text) for text in _texts(call, shared)):
             found.append(call)
     return found
+
+
+def uses_through_history_getter(model: Model, memory: Shared) -> tuple[list[Call], str]:
+    """Per-request runs of a runnable whose session-history getter returns ``memory`` whatever
+    the session id (``RunnableWithMessageHistory(chain, lambda session_id: history)``): the
+    wrapper is shared by design, but every session then reads and writes that one history.
+    Returns the runs and the wrapper's name, for the message."""
+    if memory.binding is None or memory.binding.scope != "module" or memory.owner_class is not None:
+        return [], ""
+    for wrapper in model.bindings:
+        call = wrapper.value_call
+        entry = model.entry_for_call(call)
+        if call is None or entry is None or not entry.history_getters or wrapper.in_main:
+            continue
+        getter = next((arg for key in entry.history_getters if (arg := call.arg(key)) is not None), None)
+        if getter is None or not _always_returns(model, getter.node, memory.binding, call.function):
+            continue
+        found = uses_in_concurrent_code(model, Shared(wrapper.target, wrapper.statement, entry.kind, entry, binding=wrapper))
+        if found:
+            return found, wrapper.target
+    return [], ""
+
+
+def _always_returns(model: Model, getter: "cst.BaseExpression", memory: Binding, where: Function | None) -> bool:
+    """Does the getter (a lambda, or the name of a function defined here) return ``memory``
+    on every return, without looking at its arguments?"""
+    import libcst as cst
+
+    if isinstance(getter, cst.Lambda):
+        params = getter.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                names.add(star.name.value)
+        body = getter.body
+        return _is_name(body) and body.value not in names and model.local_binding(body.value, where) is memory  # type: ignore[attr-defined]
+    if not _is_name(getter):
+        return False
+    fn = model.function_named(getter.value, within=where)  # type: ignore[attr-defined]
+    return fn is not None and bool(fn.returns) and all(
+        _is_name(ret) and model.local_binding(ret.value, fn) is memory for ret in fn.returns  # type: ignore[attr-defined]
+    )

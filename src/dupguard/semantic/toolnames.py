@@ -41,10 +41,7 @@ def _explicit_name(model: Model, call: Call) -> str | None:
     positional = [a for a in call.args if a.keyword is None and not a.star]
     given = False
     for key in entry.name_kwargs:
-        if key.isdigit():
-            arg = positional[int(key)] if len(positional) > int(key) else None
-        else:
-            arg = call.kw(key)
+        arg = call.arg(key)
         if arg is None:
             continue
         given = True

@@ -33,7 +33,7 @@ def tool_sets(model: Model) -> Iterator[ToolSet]:
         kwargs = (entry.tools_kwargs if entry and entry.tools_kwargs else DEFAULT_TOOLS_KWARGS)
         arg = None
         for name in kwargs:
-            arg = call.kw(name) if not name.isdigit() else _positional(call, int(name))
+            arg = call.arg(name)
             if arg is not None:
                 break
         if arg is None or (entry is None and call.callee is None and call.func not in model.classes):
@@ -45,9 +45,6 @@ def tool_sets(model: Model) -> Iterator[ToolSet]:
             yield ToolSet(call, elements)
 
 
-def _positional(call: Call, index: int):
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index] if len(positional) > index else None
 
 
 def _looks_like_agent_call(call: Call) -> bool:
