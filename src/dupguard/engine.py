@@ -83,8 +83,10 @@ def _lint_relevant(
     """``lint_text`` for a file that already passed the prefilter (the engine checks it once)."""
     import libcst as cst
 
+    from .parsing import parse_module
+
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise ValueError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}") from None
     except RecursionError:
