@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import io
 import os
-import tokenize
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -47,11 +46,22 @@ class Result:
 
 
 def decode(data: bytes, filename: str) -> str:
-    """Source bytes → text, honouring a BOM or PEP 263 coding cookie (UTF-8 otherwise)."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise ValueError(f"cannot detect the source encoding: {exc}") from None
+    """Source bytes → text, honouring a BOM or PEP 263 coding cookie (UTF-8 otherwise).
+
+    A cookie sits on the first or second line; when neither says "coding" the answer is
+    UTF-8 without asking ``tokenize`` (whose import is ≈ 4 ms of the one-file start-up).
+    """
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if b"coding" not in (data if second < 0 else data[:second]):
+        encoding = "utf-8"
+    else:
+        import tokenize
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            raise ValueError(f"cannot detect the source encoding: {exc}") from None
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
