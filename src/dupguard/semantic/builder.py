@@ -22,21 +22,24 @@ from .visitor import Walker
 
 def dotted(node: cst.CSTNode | None) -> str | None:
     """``a.b.c`` for a name/attribute chain; calls and subscripts keep a marker: ``f().x``, ``d[].x``."""
+    # ``type(...) is`` rather than isinstance: libcst's node classes are final, and isinstance
+    # goes through ABCMeta (this runs for every call, argument and assignment in a file)
     parts: list[str] = []
     while True:
-        if isinstance(node, cst.Name):
-            parts.append(node.value)
+        kind = type(node)
+        if kind is cst.Name:
+            parts.append(node.value)  # type: ignore[union-attr]
             break
-        if isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-        elif isinstance(node, cst.Call):
-            head = dotted(node.func)
+        if kind is cst.Attribute:
+            parts.append(node.attr.value)  # type: ignore[union-attr]
+            node = node.value  # type: ignore[union-attr]
+        elif kind is cst.Call:
+            head = dotted(node.func)  # type: ignore[union-attr]
             if head is None:
                 return None
             parts.append(head + "()")
             break
-        elif isinstance(node, cst.Subscript):
+        elif kind is cst.Subscript:
             head = dotted(node.value)
             if head is None:
                 return None
@@ -388,7 +391,7 @@ class ModelBuilder(Walker):
     def visit_Call(self, node: cst.Call) -> None:
         func = dotted(node.func)
         receiver = method = None
-        if isinstance(node.func, cst.Attribute):
+        if type(node.func) is cst.Attribute:
             receiver = dotted(node.func.value)
             method = node.func.attr.value
         args = tuple(
