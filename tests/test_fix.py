@@ -463,6 +463,17 @@ def run_support(text: str, request_id: str) -> str:
 """
 
 
+def _stand_in_strands(tmp_path: Path) -> None:
+    """A ``strands`` package whose ``Agent`` is a real callable that fails once, then records
+    each prompt it runs in ``strands.RUNS``."""
+    strands = tmp_path / "strands"
+    strands.mkdir()
+    (strands / "__init__.py").write_text(
+        "RUNS = []\nFAIL_NEXT = [True]\n\n\nclass Agent:\n    def __init__(self, **kwargs):\n        pass\n\n"
+        "    def __call__(self, prompt):\n        if FAIL_NEXT and FAIL_NEXT.pop():\n"
+        "            raise ConnectionError('flaky')\n        RUNS.append(prompt)\n        return 'done: ' + prompt\n")
+
+
 def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Path) -> None:
     """Fix, then execute the fixed module against a stand-in Strands agent (a real callable
     object that fails once, then records each run): a retried or repeated call with the same
@@ -472,12 +483,7 @@ def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Pa
     assert '            return _idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))\n' in fixed
     assert '@idempotent(key=lambda text, request_id: request_id, on_in_progress="wait")\n@retry(' in fixed
     assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
-    strands = tmp_path / "strands"
-    strands.mkdir()
-    (strands / "__init__.py").write_text(
-        "RUNS = []\nFAIL_NEXT = [True]\n\n\nclass Agent:\n    def __init__(self, **kwargs):\n        pass\n\n"
-        "    def __call__(self, prompt):\n        if FAIL_NEXT and FAIL_NEXT.pop():\n"
-        "            raise ConnectionError('flaky')\n        RUNS.append(prompt)\n        return 'done: ' + prompt\n")
+    _stand_in_strands(tmp_path)
     # tenacity is not a dependency: a stand-in with its ``retry(stop=stop_after_attempt(n))`` contract
     (tmp_path / "tenacity.py").write_text(
         "import functools\n\n\ndef stop_after_attempt(n):\n    return n\n\n\n"
@@ -542,12 +548,7 @@ def test_retry_fix_awaits_an_async_helper_once_per_key(tmp_path: Path) -> None:
             "lambda: ask(support, prompt))\n") in fixed
     assert 'from dupguard.runtime import Idempotency\n\n_idempotency = Idempotency(on_in_progress="wait")\n' in fixed
     assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
-    strands = tmp_path / "strands"
-    strands.mkdir()
-    (strands / "__init__.py").write_text(
-        "RUNS = []\nFAIL_NEXT = [True]\n\n\nclass Agent:\n    def __init__(self, **kwargs):\n        pass\n\n"
-        "    def __call__(self, prompt):\n        if FAIL_NEXT and FAIL_NEXT.pop():\n"
-        "            raise ConnectionError('flaky')\n        RUNS.append(prompt)\n        return 'done: ' + prompt\n")
+    _stand_in_strands(tmp_path)
     (tmp_path / "fixed_app.py").write_text(fixed)
     script = (
         "import asyncio, strands, fixed_app\n"

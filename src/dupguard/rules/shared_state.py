@@ -40,15 +40,7 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         via = ""
         found = uses[id(shared)]
         if not found and kind is Kind.MEMORY:
-            # a memory handed to a shared agent is used whenever that agent runs
-            for agent in objects:
-                if agent.kind is Kind.AGENT and uses[id(agent)] and _holds(agent, shared):
-                    found, via = uses[id(agent)], f" through `{agent.label}`"
-                    break
-        if not found and kind is Kind.MEMORY:
-            # or returned for every session by a history getter (LangChain get_session_history)
-            found, wrapper = uses_through_history_getter(model, shared)
-            via = f" through `{wrapper}` (its history getter returns it for every session id)" if found else ""
+            found, via = _indirect_uses(model, shared, objects, uses)
         if not found:
             continue
         first = found[0]
@@ -61,6 +53,17 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
             f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
             replacement=replacement, fix_message=fix_message,
         )
+
+
+def _indirect_uses(model: Model, memory: Shared, objects: list[Shared], uses: dict) -> tuple[list, str]:
+    """Uses of a memory through something else, and the words that say through what: a shared
+    agent built with it runs it, and so does a runnable whose history getter returns it for
+    every session (LangChain ``get_session_history``)."""
+    for agent in objects:
+        if agent.kind is Kind.AGENT and uses[id(agent)] and _holds(agent, memory):
+            return uses[id(agent)], f" through `{agent.label}`"
+    found, wrapper = uses_through_history_getter(model, memory)
+    return found, (f" through `{wrapper}` (its history getter returns it for every session id)" if found else "")
 
 
 def _holds(agent: Shared, memory: Shared) -> bool:
