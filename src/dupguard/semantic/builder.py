@@ -16,6 +16,7 @@ from .catalog import Catalog
 from .contexts import classify_functions
 from .model import (
     SESSION_KEYS, Arg, Binding, Call, ConstantKey, Decorator, Function, ListLiteral, Loop, Model, TryFrame,
+    string_value,
 )
 from .visitor import Walker
 
@@ -59,7 +60,7 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
         return False
     left, right = test.left, test.comparisons[0].comparator
     names = {dotted(left), dotted(right)}
-    strings = [n.evaluated_value for n in (left, right) if isinstance(n, cst.SimpleString)]
+    strings = [string_value(n) for n in (left, right) if isinstance(n, cst.SimpleString)]
     return "__name__" in names and strings == ["__main__"] and isinstance(test.comparisons[0].operator, cst.Equal)
 
 
@@ -460,13 +461,13 @@ class ModelBuilder(Walker):
         for element in node.elements:
             if (
                 isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
-                and isinstance(element.value, cst.SimpleString) and element.key.evaluated_value == "role"
+                and isinstance(element.value, cst.SimpleString) and string_value(element.key) == "role"
             ):
-                self.model.dict_roles[id(node)] = str(element.value.evaluated_value)
+                self.model.dict_roles[id(node)] = str(string_value(element.value))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if isinstance(node.key, cst.SimpleString):
-            self._constant_key(str(node.key.evaluated_value), node.value)
+            self._constant_key(str(string_value(node.key)), node.value)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:

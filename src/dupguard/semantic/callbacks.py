@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from .lifetimes import has_membership_test, names_in
-from .model import Call, Function, Model
+from .model import Call, Function, Model, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -69,7 +69,7 @@ def _names_tool_call(node: "cst.CSTNode") -> bool:
 
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         index = node.slice[0].slice
-        value = getattr(getattr(index, "value", None), "evaluated_value", None)
+        value = string_value(getattr(index, "value", None))
         return value in NAME_KEYS
     if isinstance(node, cst.Attribute):
         return node.attr.value in NAME_KEYS

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import entrypoints as ep
+from .model import string_value
 
 if TYPE_CHECKING:
     from .model import Call, Function, Model
@@ -29,7 +30,7 @@ def _first_str(call: "Call | None") -> str | None:
     if call is None or not call.args:
         return None
     node = call.args[0].node
-    value = getattr(node, "evaluated_value", None)
+    value = string_value(node)
     return value if isinstance(value, str) else None
 
 

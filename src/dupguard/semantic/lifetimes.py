@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from . import entrypoints as ep
 from .catalog import Kind
-from .model import Call, Function, Loop, Model
+from .model import Call, Function, Loop, Model, string_value
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -109,7 +109,7 @@ def strings_in(node: "cst.CSTNode") -> Iterator[str]:
     while stack:
         current = stack.pop()
         if isinstance(current, cst.SimpleString):
-            value = current.evaluated_value
+            value = string_value(current)
             if isinstance(value, str):
                 yield value
             continue

@@ -37,18 +37,21 @@ class _Syntactic:
 
     def __exit__(self, *exc: object) -> None:
         computed = self.state.computed
-        start = computed[self.start_node][0] if self.start_node is not None else self.start
-        end = computed[self.end_node][1] if self.end_node is not None else self.state.offset
-        computed[self.node] = (start, end)
+        start = computed[id(self.start_node)][0] if self.start_node is not None else self.start
+        end = computed[id(self.end_node)][1] if self.end_node is not None else self.state.offset
+        computed[id(self.node)] = (start, end)
 
 
 class _OffsetState(CodegenState):
-    """A codegen state that keeps the running character offset and each node's (start, end)."""
+    """A codegen state that keeps the running character offset and each node's (start, end).
+
+    Keyed by ``id(node)``: a CSTNode's ``__hash__`` is a Python method (identity anyway), and
+    this pass hashes every node twice. The tree outlives the table, so ids are not reused."""
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.offset = 0
-        self.computed: dict[cst.CSTNode, tuple[int, int]] = {}
+        self.computed: dict[int, tuple[int, int]] = {}
         self._stack: list[int] = []
         self.popped = ""
 
@@ -71,8 +74,9 @@ class _OffsetState(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
-        if node not in self.computed:  # a syntactic position recorded inside wins, as in libcst
-            self.computed[node] = (start, self.offset)
+        key = id(node)
+        if key not in self.computed:  # a syntactic position recorded inside wins, as in libcst
+            self.computed[key] = (start, self.offset)
 
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
                                   end_node: cst.CSTNode | None = None) -> _Syntactic:
@@ -82,10 +86,10 @@ class _OffsetState(CodegenState):
 class Positions:
     def __init__(self, module: cst.Module) -> None:
         self._module = module
-        self._computed: dict[cst.CSTNode, tuple[int, int]] | None = None
+        self._computed: dict[int, tuple[int, int]] | None = None
         self._line_starts: list[int] = []
 
-    def _compute(self) -> dict[cst.CSTNode, tuple[int, int]]:
+    def _compute(self) -> dict[int, tuple[int, int]]:
         state = _OffsetState(self._module)
         self._module._codegen(state)
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer("".join(state.tokens) + state.popped)]
@@ -99,7 +103,7 @@ class Positions:
     def range(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """(row, column, end_row, end_column): rows 1-based, columns 0-based."""
         computed = self._computed if self._computed is not None else self._compute()
-        start, end = computed[node]
+        start, end = computed[id(node)]
         return self._point(start) + self._point(end)
 
     def line(self, node: cst.CSTNode) -> int:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from .catalog import Kind
 from .lifetimes import PerCall, is_guarded, lifetime, module_instances, per_call
-from .model import Binding, Call, Function, Model
+from .model import Binding, Call, Function, Model, string_value
 from .toolsets import tool_sets
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ TOOL_LIST_KWARGS = ("tools", "functions", "toolkits")
 
 
 def _string(node: "cst.CSTNode | None") -> str | None:
-    value = getattr(node, "evaluated_value", None)
+    value = string_value(node)
     return value if isinstance(value, str) and value else None
 
 
