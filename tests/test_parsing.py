@@ -1,6 +1,6 @@
 """``dupguard.parsing``: the same trees as libcst's parser, without its per-node checks, and
-the checks back in place afterwards (codemods rely on them); the direct constructors behave
-like the ones ``dataclasses`` wrote."""
+the checks and libcst's classes back in place afterwards (codemods rely on them); the
+factories build what the classes build."""
 
 from __future__ import annotations
 
@@ -9,56 +9,57 @@ import dataclasses
 import libcst as cst
 import pytest
 
-from dupguard.parsing import DATACLASS_CONSTRUCTORS, HOT_NODE_CLASSES, parse_module
+from dupguard.parsing import FACTORIES, HOT_NODE_CLASSES, parse_module
 from linthelpers import ROOT
 
 FILES = sorted(p for d in ("rules", "tests/corpus") for p in (ROOT / d).rglob("*.py"))
 
 
-def test_trees_equal_libcsts_on_the_agent_code_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trees_equal_libcsts_on_the_agent_code_examples() -> None:
     assert len(FILES) > 50
-    with monkeypatch.context() as m:  # libcst exactly as installed
-        for kind, init in DATACLASS_CONSTRUCTORS.items():
-            m.setattr(kind, "__init__", init)
-        plain = [cst.parse_module(path.read_text(encoding="utf-8")) for path in FILES]
-    for path, reference in zip(FILES, plain):
+    for path in FILES:
         text = path.read_text(encoding="utf-8")
-        fast = parse_module(text)
-        assert fast.deep_equals(reference), path
+        fast, plain = parse_module(text), cst.parse_module(text)
+        assert fast.deep_equals(plain), path
         assert fast.code == text, path
 
 
-def test_every_hot_node_class_gets_a_direct_constructor() -> None:
+def test_the_parser_builds_real_libcst_nodes() -> None:
+    module = parse_module("agent = make_agent(tools=[t])\n")
+    assign = module.body[0].body[0]
+    assert type(assign) is cst.Assign and type(assign.value) is cst.Call
+    assert type(assign.value.args[0].value.elements[0].value) is cst.Name
+
+
+def test_every_hot_node_class_has_a_factory() -> None:
     # a libcst release that renames a class or stops using dataclasses shows up here
-    assert sorted(kind.__name__ for kind in DATACLASS_CONSTRUCTORS) == sorted(HOT_NODE_CLASSES)
-    for kind in DATACLASS_CONSTRUCTORS:
-        assert kind.__init__ is not DATACLASS_CONSTRUCTORS[kind]
-        assert kind.__init__.__qualname__ == f"{kind.__name__}.__init__"
+    assert sorted(FACTORIES) == sorted(HOT_NODE_CLASSES)
 
 
 @pytest.mark.parametrize("name", HOT_NODE_CLASSES)
-def test_direct_constructors_build_what_the_dataclass_ones_build(name: str) -> None:
-    kind = getattr(cst, name)
-    original = DATACLASS_CONSTRUCTORS[kind]
+def test_factories_build_what_the_classes_build(name: str) -> None:
+    kind, make = getattr(cst, name), FACTORIES[name]
+    assert kind is not make
     fields = dataclasses.fields(kind)
-    required = [f for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-    # required fields: take them from a parsed example, so that the values are valid
     example = _example(kind)
-    kwargs = {f.name: getattr(example, f.name) for f in required}
-    built, reference = kind(**kwargs), kind.__new__(kind)
-    original(reference, **kwargs)
-    assert built.deep_equals(reference)
+    everything = {f.name: getattr(example, f.name) for f in fields}
+    assert type(make(**everything)) is kind
+    assert make(**everything).deep_equals(kind(**everything))
+    # positionally, and with the defaults: the same parameters as the class
+    assert make(*everything.values()).deep_equals(example)
+    required = {f.name: everything[f.name] for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    built = make(**required)
+    assert built.deep_equals(kind(**required))
     for f in fields:
         value = getattr(built, f.name)
         if f.default_factory is not dataclasses.MISSING and isinstance(value, cst.CSTNode):
-            assert value is not getattr(kind(**kwargs), f.name), f"{f.name}: one node per call, as before"
-    # positionally, as hand-written code may call them
-    assert kind(*(getattr(example, f.name) for f in fields)).deep_equals(example)
+            assert value is not getattr(make(**required), f.name), f"{f.name}: one node per call, as the class does"
     with pytest.raises(TypeError):
-        kind(*(getattr(example, f.name) for f in fields), None)
+        make(*everything.values(), None)
     if required:
         with pytest.raises(TypeError):
-            kind()
+            make()
 
 
 _EXAMPLE_SOURCE = """\
@@ -111,5 +112,6 @@ def test_hand_built_nodes_are_checked_again_afterwards(source: str) -> None:
         parse_module(source)
     except cst.ParserSyntaxError:
         pass
+    assert all(getattr(cst, name) is not make for name, make in FACTORIES.items())
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not an identifier")

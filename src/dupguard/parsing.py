@@ -1,29 +1,28 @@
 """``libcst.parse_module``, with the per-node costs of libcst's dataclasses taken out.
 
-Parsing is most of ``check``'s time on agent code (bench/RESULTS.md), and most of a parse is
-libcst's Python side: the native parser calls each node class once per node, and each call
-pays for two things that a parser's output does not need.
+Parsing is most of ``check``'s time on agent code (bench/RESULTS.md). libcst's native parser
+builds the tree by calling, for every node, the class of that name in the ``libcst`` module
+with keyword arguments; about a third of a parse is those calls. Two of their costs buy
+nothing for a tree parsed from source:
 
 1. **Validation.** ``CSTNode.__post_init__`` checks every node when it is constructed: a guard
    against mistakes in nodes built by hand, as codemods do. Nodes the native parser builds
    from source it accepted are valid by construction, yet the checks cost about 15% of a
    parse (tuning step 9). libcst's own source notes the waste ("PERF: ... would allow us to
-   avoid validating the tree when parsing a file", ``libcst/_nodes/base.py``). So while the
-   parser runs, ``CSTNode.__post_init__`` does nothing; it is put back before anything else
-   happens, and codemods are still checked. (Another thread building nodes during a parse
-   would skip its checks too: nothing in dupguard does.)
-2. **Frozen-dataclass stores.** The ``__init__`` that ``dataclasses`` writes for a frozen class
-   stores each field with ``object.__setattr__(self, name, value)``, which looks the slot up
-   through the class's MRO on every call. :func:`_install_direct_constructors` gives the node
-   classes that make up most of a parse an ``__init__`` with the same parameters, defaults and
-   ``__post_init__`` call that stores through the slot's descriptor (or the instance
-   ``__dict__``, for the classes that have one) directly: the same objects, ≈ 7% less parse
-   time (tuning step 13). It is installed once, when this module is imported; a class it
-   cannot mirror exactly (a field that is not an ``__init__`` parameter, a keyword-only
-   field, an ``__init__`` not written by ``dataclasses``) keeps its own constructor.
+   avoid validating the tree when parsing a file", ``libcst/_nodes/base.py``).
+2. **The class call.** Calling a class runs ``type.__call__``, ``__new__``, then the
+   ``__init__`` that ``dataclasses`` wrote for a frozen class, which stores each field with
+   ``object.__setattr__`` (a lookup through the MRO per field) and then calls
+   ``__post_init__``. For the node classes that make up 95% of a parse, a plain function that
+   makes the object with ``object.__new__`` and stores through each slot's descriptor builds
+   the same node for ≈ 10% less parse time (tuning step 13).
 
-If a libcst release drops ``__post_init__`` or stops using dataclasses, this falls back to the
-plain parse.
+So while the parser runs, ``CSTNode.__post_init__`` does nothing and the ``libcst`` module's
+names of the hot classes point at those functions; both are put back before anything else
+happens, so codemods and any other caller of libcst get libcst as installed, checks included.
+(Another thread building nodes during a parse would skip the checks too: nothing in dupguard
+does.) If a libcst release changes a hot class so that it cannot be mirrored exactly, that
+class is simply left to libcst; if it drops ``__post_init__``, this is the plain parse.
 """
 
 from __future__ import annotations
@@ -35,25 +34,10 @@ import libcst as cst
 
 _VALIDATE = cst.CSTNode.__dict__.get("__post_init__")
 
-
-def _skip(self: cst.CSTNode) -> None:
-    return None
-
-
-def parse_module(source: str | bytes) -> cst.Module:
-    if _VALIDATE is None:  # pragma: no cover - a libcst without per-node validation
-        return cst.parse_module(source)
-    cst.CSTNode.__post_init__ = _skip  # type: ignore[method-assign]
-    try:
-        return cst.parse_module(source)
-    finally:
-        cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
-
-
-# The node classes that make up 95% of the nodes in a parse of agent code (counted over corpus
-# b and llama_index.core; SimpleWhitespace alone is 41%, Name 13%). Only these get a direct
-# constructor: writing one costs a compile (≈ 0.13 ms a class), which for all 344 classes
-# would cost a small run more than it saves.
+# The node classes that make up 95% of the nodes in a parse of agent code (counted over
+# corpus b and llama_index.core; SimpleWhitespace alone is 41%, Name 13%). Writing a factory
+# costs a compile (≈ 0.13 ms a class), which for all 344 classes would cost a small run more
+# than it saves.
 HOT_NODE_CLASSES = (
     "SimpleWhitespace", "Name", "Newline", "TrailingWhitespace", "Dot", "Attribute",
     "SimpleStatementLine", "Arg", "Comma", "ParenthesizedWhitespace", "Call", "EmptyLine",
@@ -63,20 +47,30 @@ HOT_NODE_CLASSES = (
 )
 
 
-def _direct_constructor_source(kind: type, prefix: str, names: dict[str, object]) -> str | None:
-    """Source of ``kind``'s dataclass ``__init__``, as ``{prefix}init``, storing each field
-    directly; the objects it refers to (slot setters, defaults, factories) go into ``names``."""
-    params, body = [], []
+def _skip(self: cst.CSTNode) -> None:
+    return None
+
+
+def _factory_source(kind: type, names: dict[str, object]) -> str | None:
+    """Source of ``_{kind}_make``: the parameters and defaults of ``kind``'s dataclass
+    ``__init__``, building the node without calling the class. The objects it refers to (the
+    class, slot setters, defaults, default factories) go into ``names``."""
+    init = kind.__dict__.get("__init__")
+    if not dataclasses.is_dataclass(kind) or getattr(getattr(init, "__code__", None), "co_filename", "") != "<string>":
+        return None  # not an ``__init__`` that ``dataclasses`` wrote: not a layout we know
+    prefix = f"_{kind.__name__}_"
+    names[f"{prefix}class"] = kind
+    params, body = [], [f"node = _new({prefix}class)"]
     for i, f in enumerate(dataclasses.fields(kind)):
         if not f.init or f.kw_only:
             return None
         slot = next((k.__dict__[f.name] for k in kind.__mro__ if f.name in k.__dict__), None)
         if hasattr(type(slot), "__set__"):
             names[f"{prefix}s{i}"] = slot.__set__  # type: ignore[union-attr]
-            store = f"{prefix}s{i}(self, {{}})"
+            store = f"{prefix}s{i}(node, {{}})"
         elif kind.__dictoffset__:  # instances have a ``__dict__``
-            store = f"d[{f.name!r}] = {{}}"
-        else:  # pragma: no cover - neither a slot nor an instance dict: not a layout we know
+            store = f"node.__dict__[{f.name!r}] = {{}}"
+        else:  # pragma: no cover - neither a slot nor an instance dict
             return None
         if f.default is not dataclasses.MISSING:
             names[f"{prefix}d{i}"] = f.default
@@ -90,33 +84,35 @@ def _direct_constructor_source(kind: type, prefix: str, names: dict[str, object]
             params.append(f.name)
             value = f.name
         body.append(store.format(value))
-    if any(line.startswith("d[") for line in body):
-        body.insert(0, "d = self.__dict__")
-    body.append("self.__post_init__()")
-    return f"def {prefix}init(self{''.join(', ' + p for p in params)}):\n" + "".join(f"    {line}\n" for line in body)
+    body.append("return node")
+    return f"def {prefix}make({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body)
 
 
-def _install_direct_constructors() -> dict[type, Callable[..., None]]:
-    """Replace the dataclass ``__init__`` of the hot node classes; returns the originals."""
-    names: dict[str, object] = {"_MISSING": dataclasses.MISSING}
-    sources: dict[type, str] = {}
+def _factories() -> dict[str, Callable[..., cst.CSTNode]]:
+    """The hot classes' factories, by the class's name in the ``libcst`` module."""
+    names: dict[str, object] = {"_MISSING": dataclasses.MISSING, "_new": object.__new__}
+    sources = {}
     for name in HOT_NODE_CLASSES:
         kind = getattr(cst, name, None)
-        init = getattr(kind, "__dict__", {}).get("__init__")
-        if not dataclasses.is_dataclass(kind) or getattr(getattr(init, "__code__", None), "co_filename", "") != "<string>":
-            continue  # not a dataclass, or an ``__init__`` not written by ``dataclasses``
-        source = _direct_constructor_source(kind, f"_{name}_", names)
+        source = _factory_source(kind, names) if isinstance(kind, type) and kind.__name__ == name else None
         if source is not None:
-            sources[kind] = source
-    exec(compile("".join(sources.values()), "<dupguard.parsing constructors>", "exec"), names)
-    originals: dict[type, Callable[..., None]] = {}
-    for kind in sources:
-        originals[kind] = kind.__dict__["__init__"]
-        new = names[f"_{kind.__name__}_init"]
-        new.__qualname__ = f"{kind.__qualname__}.__init__"  # type: ignore[attr-defined]
-        kind.__init__ = new  # type: ignore[misc]
-    return originals
+            sources[name] = source
+    exec(compile("".join(sources.values()), "<dupguard.parsing factories>", "exec"), names)
+    return {name: names[f"_{name}_make"] for name in sources}  # type: ignore[misc]
 
 
-# the constructors ``dataclasses`` wrote, by class (tests build reference trees with them)
-DATACLASS_CONSTRUCTORS = _install_direct_constructors() if _VALIDATE is not None else {}
+FACTORIES = _factories() if _VALIDATE is not None else {}
+_CLASSES = {name: getattr(cst, name) for name in FACTORIES}
+
+
+def parse_module(source: str | bytes) -> cst.Module:
+    if _VALIDATE is None:  # pragma: no cover - a libcst without per-node validation
+        return cst.parse_module(source)
+    namespace = vars(cst)
+    cst.CSTNode.__post_init__ = _skip  # type: ignore[method-assign]
+    namespace.update(FACTORIES)
+    try:
+        return cst.parse_module(source)
+    finally:
+        namespace.update(_CLASSES)
+        cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
