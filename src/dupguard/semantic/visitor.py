@@ -85,10 +85,14 @@ _NODE_TYPES: set[type] = set()
 
 class Walker:
     _plans: ClassVar[dict[type, Plan]]
+    # node types with no hook and no field to walk (``Name``, ``SimpleString``…): walking one
+    # does nothing, and ``Name`` alone is a third of the nodes walked, so they are not entered
+    _silent: ClassVar[set[type]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls._plans = {}
+        cls._silent = set()
 
     @classmethod
     def _plan(cls, kind: type) -> Plan:
@@ -101,6 +105,8 @@ class Walker:
                 for field in _walked_fields(kind)
             ),
         )
+        if plan == (None, None, ()):
+            cls._silent.add(kind)
         return plan
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -109,6 +115,7 @@ class Walker:
         except KeyError:
             visit, leave, walked = self._plan(type(node))
         if visit is None or visit(self, node) is not False:
+            silent = self._silent
             for field, before, after in walked:
                 value = getattr(node, field)
                 if value is None and field in SKIPPED_WHEN_NONE:
@@ -117,10 +124,12 @@ class Walker:
                     before(self, node)
                 kind = type(value)
                 if kind in _NODE_TYPES:
-                    self.walk(value)
+                    if kind not in silent:
+                        self.walk(value)
                 elif kind is list or kind is tuple:
                     for child in value:
-                        self.walk(child)
+                        if type(child) not in silent:
+                            self.walk(child)
                 elif isinstance(value, cst.CSTNode):
                     _NODE_TYPES.add(kind)
                     self.walk(value)
