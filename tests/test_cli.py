@@ -338,7 +338,8 @@ def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, case: str) -> N
     config = 'extend-exclude = ["generated", "tests/fixtures/"]' if case == "pre-commit hook" else None
     _project(tmp_path, {"a.py": "import os\nprint(os.getcwd())\n"}, config=config)
     flags = {"no-cache": ["--no-cache"], "cache": [], "pre-commit hook": ["--force-exclude"]}[case]
-    heavy = ["libcst", "pathspec", "dataclasses", "inspect", "dupguard.semantic.catalog_data", "dupguard.codemods"]
+    heavy = ["libcst", "pathspec", "dataclasses", "inspect", "dupguard.semantic.catalog_data", "dupguard.codemods",
+             "shutil"]  # argparse's formatter imports shutil (and bz2, lzma) unless given a width
     if config is None:
         heavy += ["tomllib", "tomli"]
     probe = (
@@ -353,6 +354,25 @@ def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, case: str) -> N
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True)
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("columns", ["40", "120"])
+def test_help_is_what_argparses_own_formatter_writes(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from dupguard import cli
+
+    def helps() -> list[str]:
+        monkeypatch.setattr(cli, "_COLUMNS", [])
+        parser = cli.build_parser()
+        commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+        return [parser.format_help()] + [commands[name].format_help() for name in ("check", "fix", "rule")]
+
+    monkeypatch.setenv("COLUMNS", columns)
+    ours = helps()
+    monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
+    assert ours == helps()
+    assert max(len(line) for line in ours[1].splitlines()) > 40 if columns == "120" else True
 
 
 def test_the_project_lints_itself_clean() -> None:

@@ -46,16 +46,20 @@ class Cache:
     def save(self) -> None:
         if not self._dirty:
             return
-        import tempfile  # only when writing: it pulls in shutil, random, bz2, lzma (start-up time)
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             gitignore = self.path.parent.parent / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self._entries, handle, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            # a name no other process uses, then an atomic rename; not ``tempfile``, whose
+            # import (shutil, random, bz2, lzma) costs more than the one-file run it serves
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{id(self)}.tmp")
+            try:
+                with open(tmp, "x", encoding="utf-8") as handle:
+                    json.dump(self._entries, handle, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
         except OSError:
             pass  # a read-only checkout still lints; it just does not cache
