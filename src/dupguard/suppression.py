@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import re
 
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*))?", re.IGNORECASE)
-_FILE_NOQA = re.compile(r"^\s*#\s*dupguard\s*:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
-_SPLIT = re.compile(r"[,\s]+")
+# compiled on first use (``re`` caches them), not at import: the one-file start-up never
+# needs them, since no file reaches them before passing the prefilter
+_NOQA = r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*))?"
+_FILE_NOQA = r"^\s*#\s*dupguard\s*:\s*noqa\s*$"
 
 
 def file_is_exempt(text: str) -> bool:
-    return "noqa" in text and _FILE_NOQA.search(text) is not None
+    return "noqa" in text and re.search(_FILE_NOQA, text, re.IGNORECASE | re.MULTILINE) is not None
 
 
 def line_suppresses(line: str, code: str) -> bool:
     """Does this source line carry a ``noqa`` that covers ``code`` (exact code or prefix)?"""
     if "noqa" not in line.lower():
         return False
-    match = _NOQA.search(line)
+    match = re.search(_NOQA, line, re.IGNORECASE)
     if match is None:
         return False
     codes = match.group("codes")
     if not codes:
         return True
-    return any(code.startswith(c.upper()) for c in _SPLIT.split(codes.strip()) if c)
+    return any(code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes.strip()) if c)
