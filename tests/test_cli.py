@@ -363,16 +363,20 @@ def test_help_is_what_argparses_own_formatter_writes(columns: str, monkeypatch: 
     from dupguard import cli
 
     def helps() -> list[str]:
-        monkeypatch.setattr(cli, "_COLUMNS", [])
+        cli._terminal_columns.cache_clear()
         parser = cli.build_parser()
         commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
         return [parser.format_help()] + [commands[name].format_help() for name in ("check", "fix", "rule")]
 
     monkeypatch.setenv("COLUMNS", columns)
-    ours = helps()
-    monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
-    assert ours == helps()
-    assert max(len(line) for line in ours[1].splitlines()) > 40 if columns == "120" else True
+    try:
+        ours = helps()
+        monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
+        assert ours == helps()
+    finally:
+        cli._terminal_columns.cache_clear()  # the next test's terminal, not this one's
+    if columns == "120":
+        assert max(len(line) for line in ours[1].splitlines()) > 40
 
 
 def test_the_project_lints_itself_clean() -> None:

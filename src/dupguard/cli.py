@@ -7,6 +7,7 @@ error (or an internal crash, reported in one line).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from typing import Any, Sequence
@@ -60,22 +61,18 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
 
 
-_COLUMNS: list[int] = []
-
-
+@functools.cache
 def _terminal_columns() -> int:
-    if not _COLUMNS:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
         try:
-            columns = int(os.environ.get("COLUMNS", "0"))
-        except ValueError:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
             columns = 0
-        if columns <= 0:
-            try:
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-            except (AttributeError, ValueError, OSError):
-                columns = 0
-        _COLUMNS.append(columns or 80)
-    return _COLUMNS[0]
+    return columns or 80
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,9 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find the code that makes LLM agents execute the same tool call twice.",
     )
     parser.add_argument("--version", action="version", version=f"dupguard {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
 
-    check = sub.add_parser("check", help="lint files and directories", formatter_class=_Formatter)
+    check = sub.add_parser("check", help="lint files and directories")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories; '-' reads stdin")
     _add_selection(check)
     check.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default: full on a terminal, concise otherwise")
@@ -100,8 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_fix_options(check, alias=True)
 
-    fix = sub.add_parser("fix", help="apply the rules' fixes (unsafe ones only with --unsafe-fixes)",
-                         formatter_class=_Formatter)
+    fix = sub.add_parser("fix", help="apply the rules' fixes (unsafe ones only with --unsafe-fixes)")
     fix.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                      help="files or directories; '-' reads stdin and writes the fixed source to stdout")
     _add_selection(fix)
@@ -111,10 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: number of cores)")
     fix.add_argument("--quiet", "-q", action="store_true", help="no summary")
 
-    rule = sub.add_parser("rule", help="show a rule's documentation", formatter_class=_Formatter)
+    rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", metavar="CODE")
 
-    sub.add_parser("rules", help="list every rule: code, name, fix safety", formatter_class=_Formatter)
+    sub.add_parser("rules", help="list every rule: code, name, fix safety")
     return parser
 
 
