@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import ROOT, run_once, tool_env  # noqa: E402
+from run import ROOT, run_once, tool_env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,21 +39,25 @@ def main(argv: list[str] | None = None) -> int:
     trees = {"before": ns.before, "after": ns.after}
     samples: dict[str, list] = {k: [] for k in trees}
     for rep in range(ns.reps):
-        for name in (("before", "after") if rep % 2 == 0 else ("after", "before")):
+        for name in ("before", "after") if rep % 2 == 0 else ("after", "before"):
             env = tool_env(PYTHONPATH=str(Path(trees[name]).resolve()))
             samples[name].append(run_once([sys.executable, "-P", "-m", "dupguard", *args], Path(ns.cwd), env))
     for name, ss in samples.items():
         wall = [s.wall for s in ss]
         cpu = [s.cpu for s in ss]
         rss = max(s.maxrss_kb for s in ss) / 1024
-        print(f"{name:>6}: wall median {statistics.median(wall):.3f} s (min {min(wall):.3f}, max {max(wall):.3f}); "
-              f"CPU median {statistics.median(cpu):.3f} s (min {min(cpu):.3f}); peak RSS {rss:.0f} MB; rc {ss[-1].rc}")
+        print(
+            f"{name:>6}: wall median {statistics.median(wall):.3f} s (min {min(wall):.3f}, max {max(wall):.3f}); "
+            f"CPU median {statistics.median(cpu):.3f} s (min {min(cpu):.3f}); peak RSS {rss:.0f} MB; rc {ss[-1].rc}"
+        )
     b, a = (statistics.median(s.wall for s in samples[k]) for k in ("before", "after"))
     bc, ac = (statistics.median(s.cpu for s in samples[k]) for k in ("before", "after"))
     print(f" after/before: wall {a / b:.3f}, CPU {ac / bc:.3f}")
     # each rep ran the two trees back to back: their ratio is the least exposed to load swings
     paired = sorted(x.cpu / y.cpu for x, y in zip(samples["after"], samples["before"]))
-    print(f" after/before, CPU per rep: median {statistics.median(paired):.3f} (min {paired[0]:.3f}, max {paired[-1]:.3f})")
+    print(
+        f" after/before, CPU per rep: median {statistics.median(paired):.3f} (min {paired[0]:.3f}, max {paired[-1]:.3f})"
+    )
     return 0
 
 

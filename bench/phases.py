@@ -23,21 +23,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--top", type=int, default=5, help="show the N slowest files")
-    ap.add_argument("--fixes", action="store_true",
-                    help="build fixes too, as for --output-format json (plain check does not)")
+    ap.add_argument(
+        "--fixes", action="store_true", help="build fixes too, as for --output-format json (plain check does not)"
+    )
     args = ap.parse_args(argv)
     clock = time.process_time
     t = defaultdict(float)
     start = clock()
-    import libcst as cst
 
     from dupguard.config import Settings
     from dupguard.engine import decode, extra_modules
+    from dupguard.parsing import parse_module
     from dupguard.prefilter import might_matter
     from dupguard.rules import RuleContext, load
     from dupguard.semantic.builder import build_model
     from dupguard.semantic.catalog_loader import catalog_for
-    from dupguard.parsing import parse_module
     from dupguard.semantic.positions import Positions
 
     settings = Settings(with_fixes=args.fixes)  # the engine builds fixes only when the report shows them
@@ -97,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     total = clock() - start
     print(f"{len(files)} files, {n_parsed} parsed, {n_findings} findings, {total:.2f} CPU s in all")
     for name, value in sorted(t.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:<24} {value:8.3f} s  {100 * value / total:5.1f}%"
-              + (f"  {1000 * value / max(n_parsed, 1):7.2f} ms/parsed file" if name != "imports" else ""))
+        print(
+            f"  {name:<24} {value:8.3f} s  {100 * value / total:5.1f}%"
+            + (f"  {1000 * value / max(n_parsed, 1):7.2f} ms/parsed file" if name != "imports" else "")
+        )
     for seconds, name in sorted(per_file, reverse=True)[: args.top]:
         print(f"  slowest: {seconds * 1000:8.1f} ms  {name}")
     return 0

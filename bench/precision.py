@@ -24,6 +24,7 @@ false positive, every unmatched label a false negative; both are listed with fil
 Exit status: 0, unless ``--min-precision`` / ``--min-recall`` are given and missed (1), or the
 linter could not be run or its output could not be read (2: there is nothing to score).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,10 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,11 +47,23 @@ else:  # pragma: no cover - exercised only on 3.10
 
 #: The rule catalogue of DESIGN.md §4; every rule gets a row even with no labels or findings.
 RULES = (
-    "DUP101", "DUP102", "DUP103",
-    "DUP201", "DUP202", "DUP203",
-    "DUP301", "DUP302", "DUP303",
-    "DUP401", "DUP402", "DUP403",
-    "DUP501", "DUP502", "DUP503", "DUP504", "DUP505",
+    "DUP101",
+    "DUP102",
+    "DUP103",
+    "DUP201",
+    "DUP202",
+    "DUP203",
+    "DUP301",
+    "DUP302",
+    "DUP303",
+    "DUP401",
+    "DUP402",
+    "DUP403",
+    "DUP501",
+    "DUP502",
+    "DUP503",
+    "DUP504",
+    "DUP505",
 )
 CODE_RE = re.compile(r"^DUP\d{3}$")
 SPLITS = ("dev", "holdout")
@@ -73,8 +87,7 @@ class RuleCounts:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tp": self.tp, "fp": self.fp, "fn": self.fn,
-                "precision": self.precision, "recall": self.recall}
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": self.precision, "recall": self.recall}
 
 
 @dataclass
@@ -197,14 +210,22 @@ def corpus_files(corpus_dir: Path, split: str) -> list[str]:
 
 def run_dupguard(target: Path) -> Any:
     """Run the CLI on ``target`` from a scratch directory and return its parsed JSON."""
-    cmd = [sys.executable, "-m", "dupguard", "check", "--no-cache",
-           "--output-format", "json", "--exit-zero", str(target.resolve())]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dupguard",
+        "check",
+        "--no-cache",
+        "--output-format",
+        "json",
+        "--exit-zero",
+        str(target.resolve()),
+    ]
     with tempfile.TemporaryDirectory(prefix="dupguard-bench-") as scratch:
         env = dict(os.environ, NO_COLOR="1")
         proc = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, env=env)
     if proc.returncode != 0 or not proc.stdout.strip():
-        raise RuntimeError(
-            f"`{' '.join(cmd)}` exited {proc.returncode}\n{proc.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"`{' '.join(cmd)}` exited {proc.returncode}\n{proc.stderr.strip()[-2000:]}")
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
@@ -229,8 +250,10 @@ def format_report(title: str, result: Score) -> str:
         lines.append(f"{code:8} {c.tp:4d} {c.fp:4d} {c.fn:4d} {_fmt(c.precision):>6} {_fmt(c.recall):>6}")
     o = result.overall
     lines.append(f"{'overall':8} {o.tp:4d} {o.fp:4d} {o.fn:4d} {_fmt(o.precision):>6} {_fmt(o.recall):>6}")
-    for name, keys, other in (("false positives", result.false_positives, result.false_negatives),
-                              ("false negatives", result.false_negatives, result.false_positives)):
+    for name, keys, other in (
+        ("false positives", result.false_positives, result.false_negatives),
+        ("false negatives", result.false_negatives, result.false_positives),
+    ):
         lines.append(f"-- {name} ({len(keys)})")
         for key in sorted(keys, key=lambda k: (k[0], k[2], k[1])):
             near = _near(key, other)
@@ -244,9 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="dev")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the figures as JSON")
-    parser.add_argument("--findings", type=Path, metavar="PATH",
-                        help="score this saved `dupguard check --output-format json` report "
-                             "(filenames absolute or relative to the corpus dir) instead of running the linter")
+    parser.add_argument(
+        "--findings",
+        type=Path,
+        metavar="PATH",
+        help="score this saved `dupguard check --output-format json` report "
+        "(filenames absolute or relative to the corpus dir) instead of running the linter",
+    )
     parser.add_argument("--min-precision", type=float)
     parser.add_argument("--min-recall", type=float)
     args = parser.parse_args(argv)
@@ -304,8 +331,9 @@ def main(argv: list[str] | None = None) -> int:
 
     overall = total.overall
     failed = []
-    if args.min_precision is not None and overall.precision is not None \
-            and overall.precision < args.min_precision:  # no findings at all: nothing to be wrong
+    if (
+        args.min_precision is not None and overall.precision is not None and overall.precision < args.min_precision
+    ):  # no findings at all: nothing to be wrong
         failed.append(f"precision {_fmt(overall.precision).strip()} < {args.min_precision}")
     if args.min_recall is not None and (overall.recall or 0.0) < args.min_recall:
         failed.append(f"recall {_fmt(overall.recall).strip()} < {args.min_recall}")

@@ -110,11 +110,15 @@ def prepare_venv(log) -> None:
     if python.exists():
         probe = subprocess.run(
             [str(python), "-c", "import importlib.metadata as m; print(m.version('flake8'))"],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
-        if (VENV / "bin" / "ruff").exists() and (VENV / "bin" / "fixit").exists() \
-                and probe.stdout.strip() == _version("flake8") \
-                and (_llama_dir()).is_dir():
+        if (
+            (VENV / "bin" / "ruff").exists()
+            and (VENV / "bin" / "fixit").exists()
+            and probe.stdout.strip() == _version("flake8")
+            and (_llama_dir()).is_dir()
+        ):
             return
     else:
         log(f"creating {VENV}")
@@ -124,7 +128,12 @@ def prepare_venv(log) -> None:
 
 
 def _llama_dir() -> Path:
-    return Path(next(iter((VENV / "lib").glob("python3*")), VENV / "lib" / "python3")) / "site-packages" / "llama_index" / "core"
+    return (
+        Path(next(iter((VENV / "lib").glob("python3*")), VENV / "lib" / "python3"))
+        / "site-packages"
+        / "llama_index"
+        / "core"
+    )
 
 
 def _version(dist: str, python: Path | None = None) -> str:
@@ -135,8 +144,11 @@ def _version(dist: str, python: Path | None = None) -> str:
             return importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             return "?"
-    out = subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [str(python), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip() or "?"
 
 
@@ -262,8 +274,8 @@ def corpus_files(directory: Path) -> list[Path]:
 
 def relevant_count(files: list[Path]) -> int:
     """Files that pass dupguard's prefilter, i.e. that it will parse."""
-    from dupguard.engine import decode, extra_modules
     from dupguard.config import Settings
+    from dupguard.engine import decode, extra_modules
     from dupguard.prefilter import might_matter
     from dupguard.suppression import file_is_exempt
 
@@ -354,8 +366,11 @@ def machine() -> dict[str, str]:
     except (OSError, AttributeError):
         pass
     return {
-        "cpu": cpu, "cores": str(os.cpu_count()), "ram": ram,
-        "os": platform.platform(), "python": platform.python_version(),
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "ram": ram,
+        "os": platform.platform(),
+        "python": platform.python_version(),
     }
 
 
@@ -376,8 +391,13 @@ def tool_versions(dupguard_python: str) -> dict[str, str]:
     }
 
 
-def build_measures(corpora: dict[str, Path], fixit_dirs: dict[str, Path], scratch: Path,
-                   listfiles: dict[str, Path], quick: bool = False) -> list[Measure]:
+def build_measures(
+    corpora: dict[str, Path],
+    fixit_dirs: dict[str, Path],
+    scratch: Path,
+    listfiles: dict[str, Path],
+    quick: bool = False,
+) -> list[Measure]:
     # -P: the corpora hold modules named like the standard library's (types.py, os.py...);
     # with cwd on sys.path, `python -m` would import those instead
     py = sys.executable
@@ -387,13 +407,29 @@ def build_measures(corpora: dict[str, Path], fixit_dirs: dict[str, Path], scratc
     out: list[Measure] = []
     for key, path in corpora.items():
         lst = str(listfiles[key])
-        m = lambda name, argv, **kw: out.append(Measure(name, key, argv, path, **kw))  # noqa: E731
+        m = lambda name, argv, **kw: out.append(Measure(name, key, argv, path, **kw))
         m("dupguard --jobs 1", [*dg, "--no-cache", "--jobs", "1", "."], keep_output=True)
         m("dupguard (all cores)", [*dg, "--no-cache", "."])
-        m("ruff ASYNC,B", [str(vbin / "ruff"), "check", "--no-cache", "--isolated", "--no-respect-gitignore",
-                           "--select", "ASYNC,B", "--exit-zero", "--quiet", "."])
+        m(
+            "ruff ASYNC,B",
+            [
+                str(vbin / "ruff"),
+                "check",
+                "--no-cache",
+                "--isolated",
+                "--no-respect-gitignore",
+                "--select",
+                "ASYNC,B",
+                "--exit-zero",
+                "--quiet",
+                ".",
+            ],
+        )
         if not (quick and key == "c"):  # --quick: flake8 only where a target needs it (a, b)
-            m("flake8 E9", [str(vbin / "python"), "-P", "-m", "flake8", "--isolated", "--select", "E9", "--exit-zero", "."])
+            m(
+                "flake8 E9",
+                [str(vbin / "python"), "-P", "-m", "flake8", "--isolated", "--select", "E9", "--exit-zero", "."],
+            )
             m("flake8 E9,DUP", [py, "-P", "-m", "flake8", "--isolated", "--select", "E9,DUP", "--exit-zero", "."])
         if key in fixit_dirs:
             sub = fixit_dirs[key]
@@ -401,8 +437,14 @@ def build_measures(corpora: dict[str, Path], fixit_dirs: dict[str, Path], scratc
             out.append(Measure("dupguard --jobs 1 (fixit's files)", key, [*dg, "--no-cache", "--jobs", "1", "."], sub))
             # context for the fixit ratio: fixit uses every core, and no LibCST linter beats parsing
             out.append(Measure("dupguard (all cores) (fixit's files)", key, [*dg, "--no-cache", "."], sub))
-            out.append(Measure("libcst parse loop (fixit's files)", key,
-                               [py, loops, "cst-parse", str(listfiles[f"fixit-{key}"])], sub))
+            out.append(
+                Measure(
+                    "libcst parse loop (fixit's files)",
+                    key,
+                    [py, loops, "cst-parse", str(listfiles[f"fixit-{key}"])],
+                    sub,
+                )
+            )
         if key != "a":
             m("libcst parse loop", [py, loops, "cst-parse", lst])
             m("libcst parse + empty visitor", [py, loops, "cst-visit", lst])
@@ -417,13 +459,27 @@ def build_measures(corpora: dict[str, Path], fixit_dirs: dict[str, Path], scratc
     dgexe = str(Path(py).parent / "dupguard")  # the console script, as pre-commit runs it
     if one.exists():
         # the pre-commit case: one irrelevant file, from the project root with its config
-        out.append(Measure("one irrelevant file (no cache)", "1",
-                           [dgexe, "check", "--force-exclude", "--no-cache", str(one)], ROOT))
-        out.append(Measure("one irrelevant file (warm cache)", "1",
-                           [dgexe, "check", "--force-exclude", "--cache-dir", str(scratch / "cache-1"),
-                            str(one)], ROOT))
-        out.append(Measure("ruff, one file", "1",
-                           [str(vbin / "ruff"), "check", "--no-cache", "--isolated", "--select", "ASYNC,B", str(one)], ROOT))
+        out.append(
+            Measure(
+                "one irrelevant file (no cache)", "1", [dgexe, "check", "--force-exclude", "--no-cache", str(one)], ROOT
+            )
+        )
+        out.append(
+            Measure(
+                "one irrelevant file (warm cache)",
+                "1",
+                [dgexe, "check", "--force-exclude", "--cache-dir", str(scratch / "cache-1"), str(one)],
+                ROOT,
+            )
+        )
+        out.append(
+            Measure(
+                "ruff, one file",
+                "1",
+                [str(vbin / "ruff"), "check", "--no-cache", "--isolated", "--select", "ASYNC,B", str(one)],
+                ROOT,
+            )
+        )
         out.append(Measure("python -c pass (interpreter floor)", "1", [py, "-c", "pass"], ROOT))
     return out
 
@@ -432,7 +488,9 @@ def check_counts(corpora: dict[str, Path], counts: dict[str, int], log) -> dict[
     """Make sure every tool lints the same files before timing anything."""
     seen: dict[str, dict[str, int]] = {}
     for key, path in corpora.items():
-        ruff = capture([str(VENV / "bin" / "ruff"), "check", "--isolated", "--no-respect-gitignore", "--show-files", "."], path)
+        ruff = capture(
+            [str(VENV / "bin" / "ruff"), "check", "--isolated", "--no-respect-gitignore", "--show-files", "."], path
+        )
         n_ruff = sum(1 for line in ruff.stdout.splitlines() if line.strip().endswith(".py"))
         n_dg = _dg_count(path)
         seen[key] = {"files": counts[key], "ruff": n_ruff, "dupguard": n_dg}
@@ -442,8 +500,10 @@ def check_counts(corpora: dict[str, Path], counts: dict[str, int], log) -> dict[
 
 
 def _dg_count(path: Path) -> int:
-    code = ("import sys; from dupguard.config import Settings; from dupguard.discovery import discover;"
-            "print(len(discover(['.'], Settings()).files))")
+    code = (
+        "import sys; from dupguard.config import Settings; from dupguard.discovery import discover;"
+        "print(len(discover(['.'], Settings()).files))"
+    )
     return int(capture([sys.executable, "-P", "-c", code], path).stdout.strip() or -1)
 
 
@@ -458,7 +518,11 @@ def fmt(v: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 repetitions instead of 5, no flake8 on corpus c, fixit on a subset of b and c")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 repetitions instead of 5, no flake8 on corpus c, fixit on a subset of b and c",
+    )
     ap.add_argument("--reps", type=int, help="repetitions per measurement (default 5, --quick 2)")
     ap.add_argument("--corpora", default="a,b,c", help="which corpora (a=stdlib, b=agents, c=llama_index.core)")
     ap.add_argument("--only", help="regex: run only measurements whose name matches")
@@ -475,13 +539,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import dupguard
     except ImportError:
-        print("run this with the Python where dupguard is installed (e.g. .venv/bin/python bench/run.py)", file=sys.stderr)
+        print(
+            "run this with the Python where dupguard is installed (e.g. .venv/bin/python bench/run.py)", file=sys.stderr
+        )
         return 2
     CORPORA.mkdir(parents=True, exist_ok=True)
     prepare_venv(log)
     # byte-compile dupguard once, as pip does on install (see tool_env)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(dupguard.__file__).parent)],
-                   env=tool_env(), stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(Path(dupguard.__file__).parent)],
+        env=tool_env(),
+        stdout=subprocess.DEVNULL,
+    )
     wanted = set(args.corpora.split(","))
     builders = {"a": prepare_stdlib, "b": prepare_agents, "c": prepare_llama}
     corpora = {k: builders[k](log) for k in ("a", "b", "c") if k in wanted}
@@ -498,7 +567,9 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in files.items():
         listfiles[k] = CORPORA / f"files-{k}.txt"
         listfiles[k].write_text("".join(f"{p}\n" for p in v), encoding="utf-8")
-    fixit_dirs = {k: prepare_fixit_files(k, corpora[k], files[k], whole=not args.quick) for k in ("b", "c") if k in corpora}
+    fixit_dirs = {
+        k: prepare_fixit_files(k, corpora[k], files[k], whole=not args.quick) for k in ("b", "c") if k in corpora
+    }
     for k, path in fixit_dirs.items():
         (path / "pyproject.toml").write_text("[tool.fixit]\nroot = true\n", encoding="utf-8")
         listfiles[f"fixit-{k}"] = CORPORA / f"files-fixit-{k}.txt"
@@ -540,24 +611,42 @@ def main(argv: list[str] | None = None) -> int:
     facts: dict[str, object] = {}
     if "a" in corpora:
         facts["libcst imported on corpus a"] = libcst_imported(
-            [sys.executable, "-P", "-m", "dupguard", "check", "--isolated", "--no-cache", "--exit-zero", "-q", "."], corpora["a"])
+            [sys.executable, "-P", "-m", "dupguard", "check", "--isolated", "--no-cache", "--exit-zero", "-q", "."],
+            corpora["a"],
+        )
         one = corpora["a"] / "colorsys.py"
         facts["libcst imported for one irrelevant file"] = libcst_imported(
-            [str(Path(sys.executable).parent / "dupguard"), "check", "--force-exclude", "--no-cache", str(one)], ROOT)
+            [str(Path(sys.executable).parent / "dupguard"), "check", "--force-exclude", "--no-cache", str(one)], ROOT
+        )
     for m in measures:
         if m.keep_output and m.output_lines is not None:
             facts[f"dupguard findings on corpus {m.corpus}"] = m.output_lines
     shutil.rmtree(scratch, ignore_errors=True)
 
     data = {
-        "label": args.label, "reps": reps, "machine": dict(machine(), loadavg_start=load_start), "versions": tool_versions(sys.executable),
-        "corpora": {k: {"path": str(corpora[k].relative_to(ROOT)), "files": counts[k], "bytes": sizes[k],
-                        "relevant": relevant[k], "seen": seen[k]} for k in corpora},
-        "fixit_files": {k: {"path": str(p.relative_to(ROOT)), "files": len(corpus_files(p)), "whole": not args.quick}
-                        for k, p in fixit_dirs.items()},
+        "label": args.label,
+        "reps": reps,
+        "machine": dict(machine(), loadavg_start=load_start),
+        "versions": tool_versions(sys.executable),
+        "corpora": {
+            k: {
+                "path": str(corpora[k].relative_to(ROOT)),
+                "files": counts[k],
+                "bytes": sizes[k],
+                "relevant": relevant[k],
+                "seen": seen[k],
+            }
+            for k in corpora
+        },
+        "fixit_files": {
+            k: {"path": str(p.relative_to(ROOT)), "files": len(corpus_files(p)), "whole": not args.quick}
+            for k, p in fixit_dirs.items()
+        },
         "facts": facts,
-        "measures": [{"name": m.name, "corpus": m.corpus, "argv": m.argv,
-                      "samples": [s.__dict__ for s in m.samples]} for m in measures],
+        "measures": [
+            {"name": m.name, "corpus": m.corpus, "argv": m.argv, "samples": [s.__dict__ for s in m.samples]}
+            for m in measures
+        ],
         "loadavg_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "seconds": time.perf_counter() - t0,
     }
@@ -583,27 +672,37 @@ def render(data: dict, measures: list[Measure]) -> str:
 
     lines = [BEGIN, ""]
     mc = data["machine"]
-    lines.append(f"Run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-                 + (f" — {data['label']}" if data["label"] else "")
-                 + f"; {data['reps']} repetitions; whole run {data['seconds']:.0f} s.")
-    lines.append(f"Machine: {mc['cpu']}, {mc['cores']} cores, {mc['ram']} RAM, {mc['os']}, Python {mc['python']}; "
-                 f"load average at start {mc['loadavg_start']}, at end {data['loadavg_end']} "
-                 "(other engineers' test suites share this machine).")
+    lines.append(
+        f"Run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        + (f" — {data['label']}" if data["label"] else "")
+        + f"; {data['reps']} repetitions; whole run {data['seconds']:.0f} s."
+    )
+    lines.append(
+        f"Machine: {mc['cpu']}, {mc['cores']} cores, {mc['ram']} RAM, {mc['os']}, Python {mc['python']}; "
+        f"load average at start {mc['loadavg_start']}, at end {data['loadavg_end']} "
+        "(other engineers' test suites share this machine)."
+    )
     lines.append("")
     lines.append("Versions: " + "; ".join(f"{k} {v}" for k, v in data["versions"].items()) + ".")
     lines.append("")
     lines.append("| corpus | files | MB | pass the prefilter | ruff / dupguard see |")
     lines.append("|---|---|---|---|---|")
     for k, c in data["corpora"].items():
-        lines.append(f"| {k}: {names[k]} (`{c['path']}`) | {c['files']} | {c['bytes'] / 1e6:.1f} | {c['relevant']} | "
-                     f"{c['seen']['ruff']} / {c['seen']['dupguard']} |")
+        lines.append(
+            f"| {k}: {names[k]} (`{c['path']}`) | {c['files']} | {c['bytes'] / 1e6:.1f} | {c['relevant']} | "
+            f"{c['seen']['ruff']} / {c['seen']['dupguard']} |"
+        )
     for k, sub in data["fixit_files"].items():
-        lines.append(f"fixit's files in {k}: `{sub['path']}`, {sub['files']} files "
-                     f"({'the whole corpus' if sub['whole'] else 'a fixed subset (--quick)'}, copied; the dupguard runs "
-                     "fixit is compared with lint the same copy).")
+        lines.append(
+            f"fixit's files in {k}: `{sub['path']}`, {sub['files']} files "
+            f"({'the whole corpus' if sub['whole'] else 'a fixed subset (--quick)'}, copied; the dupguard runs "
+            "fixit is compared with lint the same copy)."
+        )
     lines.append("")
-    lines.append("Wall seconds (median, min–max) and CPU seconds (median, user+sys of the whole process tree), "
-                 "peak RSS of the largest process in the tree (MB, max over samples):")
+    lines.append(
+        "Wall seconds (median, min–max) and CPU seconds (median, user+sys of the whole process tree), "
+        "peak RSS of the largest process in the tree (MB, max over samples):"
+    )
     lines.append("")
     lines.append("| corpus | measurement | wall median | wall min–max | CPU median | peak RSS MB |")
     lines.append("|---|---|---|---|---|---|")
@@ -630,35 +729,90 @@ def render(data: dict, measures: list[Measure]) -> str:
     def div(a, b):
         return None if a is None or b is None or b == 0 else a / b
 
-    ratio("1. (a) dupguard (all cores) / ruff, wall", "≤ 2", div(med("a", "dupguard (all cores)"), med("a", "ruff ASYNC,B")),
-          lambda v: v <= 2)
-    rows.append(("1. (a) libcst imported", "never", str(facts.get("libcst imported on corpus a")),
-                 facts.get("libcst imported on corpus a") is False))
+    ratio(
+        "1. (a) dupguard (all cores) / ruff, wall",
+        "≤ 2",
+        div(med("a", "dupguard (all cores)"), med("a", "ruff ASYNC,B")),
+        lambda v: v <= 2,
+    )
+    rows.append(
+        (
+            "1. (a) libcst imported",
+            "never",
+            str(facts.get("libcst imported on corpus a")),
+            facts.get("libcst imported on corpus a") is False,
+        )
+    )
     for k in ("b", "c"):
-        ratio(f"2. ({k}) dupguard --jobs 1 / (libcst parse + empty visitor), wall", "≤ 1.3",
-              div(med(k, "dupguard --jobs 1"), med(k, "libcst parse + empty visitor")), lambda v: v <= 1.3)
+        ratio(
+            f"2. ({k}) dupguard --jobs 1 / (libcst parse + empty visitor), wall",
+            "≤ 1.3",
+            div(med(k, "dupguard --jobs 1"), med(k, "libcst parse + empty visitor")),
+            lambda v: v <= 1.3,
+        )
         sub = data["fixit_files"].get(k, {})
-        ratio(f"2. ({k}) fixit lint / dupguard --jobs 1, wall, on fixit's {sub.get('files', '?')} files", "≥ 10",
-              div(med(k, "fixit lint"), med(k, "dupguard --jobs 1 (fixit's files)")), lambda v: v >= 10)
-    ratio("3. (b) dupguard --jobs 1 / --jobs 2 (all cores), wall", "≥ 1.7",
-          div(med("b", "dupguard --jobs 1"), med("b", "dupguard (all cores)")), lambda v: v >= 1.7)
-    ratio("4. (b) warm cache / cold cache, wall", "≤ 0.05",
-          div(med("b", "dupguard warm cache (all cores)"), med("b", "dupguard cold cache (all cores)")), lambda v: v <= 0.05)
+        ratio(
+            f"2. ({k}) fixit lint / dupguard --jobs 1, wall, on fixit's {sub.get('files', '?')} files",
+            "≥ 10",
+            div(med(k, "fixit lint"), med(k, "dupguard --jobs 1 (fixit's files)")),
+            lambda v: v >= 10,
+        )
+    ratio(
+        "3. (b) dupguard --jobs 1 / --jobs 2 (all cores), wall",
+        "≥ 1.7",
+        div(med("b", "dupguard --jobs 1"), med("b", "dupguard (all cores)")),
+        lambda v: v >= 1.7,
+    )
+    ratio(
+        "4. (b) warm cache / cold cache, wall",
+        "≤ 0.05",
+        div(med("b", "dupguard warm cache (all cores)"), med("b", "dupguard cold cache (all cores)")),
+        lambda v: v <= 0.05,
+    )
     fa, fad = med("a", "flake8 E9"), med("a", "flake8 E9,DUP")
-    ratio("5. (a) flake8 E9,DUP / flake8 E9 − 1, wall", "≤ 0.10", None if fa is None or fad is None else fad / fa - 1,
-          lambda v: v <= 0.10)
+    ratio(
+        "5. (a) flake8 E9,DUP / flake8 E9 − 1, wall",
+        "≤ 0.10",
+        None if fa is None or fad is None else fad / fa - 1,
+        lambda v: v <= 0.10,
+    )
     fb, fbd, dgb = med("b", "flake8 E9"), med("b", "flake8 E9,DUP"), med("b", "dupguard (all cores)")
-    ratio("5. (b) (flake8 E9,DUP − flake8 E9) / dupguard (all cores), per relevant file", "≤ 1.5",
-          None if None in (fb, fbd, dgb) else (fbd - fb) / dgb, lambda v: v <= 1.5)  # type: ignore[operator]
+    ratio(
+        "5. (b) (flake8 E9,DUP − flake8 E9) / dupguard (all cores), per relevant file",
+        "≤ 1.5",
+        None if None in (fb, fbd, dgb) else (fbd - fb) / dgb,
+        lambda v: v <= 1.5,
+    )  # type: ignore[operator]
     one = med("1", "one irrelevant file (no cache)")
-    rows.append(("6. one irrelevant file, wall (no cache)", "≤ 80 ms", "n/a" if one is None else f"{one * 1000:.0f} ms",
-                 None if one is None else one <= 0.080))
-    rows.append(("6. one irrelevant file, libcst imported", "no", str(facts.get("libcst imported for one irrelevant file")),
-                 facts.get("libcst imported for one irrelevant file") is False))
-    rss = [s.maxrss_kb / 1024 for name in ("dupguard --jobs 1", "dupguard (all cores)")
-           for s in (by[("b", name)].samples if ("b", name) in by else [])]
-    rows.append(("7. (b) peak RSS per process", "≤ 200 MB", f"{max(rss):.0f} MB" if rss else "n/a",
-                 max(rss) <= 200 if rss else None))
+    rows.append(
+        (
+            "6. one irrelevant file, wall (no cache)",
+            "≤ 80 ms",
+            "n/a" if one is None else f"{one * 1000:.0f} ms",
+            None if one is None else one <= 0.080,
+        )
+    )
+    rows.append(
+        (
+            "6. one irrelevant file, libcst imported",
+            "no",
+            str(facts.get("libcst imported for one irrelevant file")),
+            facts.get("libcst imported for one irrelevant file") is False,
+        )
+    )
+    rss = [
+        s.maxrss_kb / 1024
+        for name in ("dupguard --jobs 1", "dupguard (all cores)")
+        for s in (by[("b", name)].samples if ("b", name) in by else [])
+    ]
+    rows.append(
+        (
+            "7. (b) peak RSS per process",
+            "≤ 200 MB",
+            f"{max(rss):.0f} MB" if rss else "n/a",
+            max(rss) <= 200 if rss else None,
+        )
+    )
     lines.append("| target | bound | measured | |")
     lines.append("|---|---|---|---|")
     for label, bound, value, ok in rows:
@@ -682,15 +836,21 @@ def render(data: dict, measures: list[Measure]) -> str:
         cpu_rows.append(f"(a) dupguard / ruff = {r:.3g}")
     if cpu_rows:
         lines.append("")
-        lines.append("The same ratios on CPU seconds (less sensitive to the machine's load), and context for the "
-                     "fixit ratio (wall): " + "; ".join(cpu_rows) + ".")
+        lines.append(
+            "The same ratios on CPU seconds (less sensitive to the machine's load), and context for the "
+            "fixit ratio (wall): " + "; ".join(cpu_rows) + "."
+        )
     lines.append("")
     lines.append(END)
     return "\n".join(lines)
 
 
 def write_results(block: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n\n" + BEGIN + "\n" + END + "\n"
+    text = (
+        RESULTS.read_text(encoding="utf-8")
+        if RESULTS.exists()
+        else "# Benchmark results\n\n" + BEGIN + "\n" + END + "\n"
+    )
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
         _, tail = rest.split(END, 1)

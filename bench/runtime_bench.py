@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from dupguard.runtime import MemoryBackend, SQLiteBackend, idempotent  # noqa: E402
+from dupguard.runtime import MemoryBackend, SQLiteBackend, idempotent
 
 
 def pairs_per_second(store, seconds: float) -> tuple[float, int]:
@@ -67,9 +67,23 @@ def start_redis() -> tuple[subprocess.Popen, str, tempfile.TemporaryDirectory]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     tmp = tempfile.TemporaryDirectory()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tmp.name],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            tmp.name,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -140,8 +154,10 @@ def main() -> None:
     print(f"{'undecorated':<34} {1:>9.0f}x")
     print(f"{'decorated, new key (executes)':<34} {new / base:>9.0f}x")
     print(f"{'decorated, same key (replays)':<34} {dup / base:>9.0f}x")
-    print(f"(absolute, this machine: undecorated {base * 1e9:.0f} ns, new key {new * 1e6:.1f} µs, "
-          f"replay {dup * 1e6:.1f} µs per call)")
+    print(
+        f"(absolute, this machine: undecorated {base * 1e9:.0f} ns, new key {new * 1e6:.1f} µs, "
+        f"replay {dup * 1e6:.1f} µs per call)"
+    )
 
     if started is not None:
         proc, _url, tmpdir = started

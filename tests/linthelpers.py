@@ -46,12 +46,17 @@ def unprivileged_prefix() -> list[str]:
     return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", "--"]
 
 
-def run_cli(*args: str, cwd: Path | None = None, stdin: bytes | None = None, env: dict | None = None,
-            unprivileged: bool = False) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path | None = None, stdin: bytes | None = None, env: dict | None = None, unprivileged: bool = False
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("DUPGUARD_DEBUG", None)
     prefix = unprivileged_prefix() if unprivileged else []
     return subprocess.run(
         [*prefix, sys.executable, "-m", "dupguard", *args],
-        cwd=cwd or ROOT, input=stdin, capture_output=True, env=full_env, timeout=300,
+        cwd=cwd or ROOT,
+        input=stdin,
+        capture_output=True,
+        env=full_env,
+        timeout=300,
     )

@@ -32,8 +32,8 @@ _SRC = Path(__file__).resolve().parents[1] / "src"
 if str(_SRC) not in sys.path:  # script mode from a framework venv
     sys.path.insert(0, str(_SRC))
 
-from dupguard.semantic import catalog as catalog_mod  # noqa: E402
-from dupguard.semantic.catalog import Catalog, Entry, Kind, Registration  # noqa: E402
+from dupguard.semantic import catalog as catalog_mod
+from dupguard.semantic.catalog import Catalog, Entry, Kind, Registration
 
 
 def _load_catalog_data():
@@ -79,8 +79,16 @@ def test_types_and_non_empty():
     assert all(isinstance(e.kind, Kind) for e in ENTRIES)
     # every tuple field really is a tuple of strings (a bare string would iterate by character)
     for e in ENTRIES:
-        for field in ("names", "run_methods", "stateful_if_kwargs", "state_kwargs",
-                      "name_kwargs", "tools_kwargs", "session_kwargs", "history_getters"):
+        for field in (
+            "names",
+            "run_methods",
+            "stateful_if_kwargs",
+            "state_kwargs",
+            "name_kwargs",
+            "tools_kwargs",
+            "session_kwargs",
+            "history_getters",
+        ):
             value = getattr(e, field)
             assert isinstance(value, tuple), (_entry_label(e), field)
             assert all(isinstance(v, str) and v for v in value), (_entry_label(e), field)
@@ -182,16 +190,29 @@ def test_framework_modules_cover_every_entry():
 
 def test_every_framework_module_is_used():
     """A module in the prefilter list with no entry only costs speed, but is usually a typo."""
-    used = {m for m in FRAMEWORK_MODULES if any(
-        n == m or n.startswith(m + ".") for e in ENTRIES for n in e.names)}
+    used = {m for m in FRAMEWORK_MODULES if any(n == m or n.startswith(m + ".") for e in ENTRIES for n in e.names)}
     assert used == set(FRAMEWORK_MODULES), set(FRAMEWORK_MODULES) - used
 
 
 def test_brief_frameworks_are_all_present():
     frameworks = {e.framework for e in ENTRIES}
-    for fw in ("llama_index", "autogen", "autogen_agentchat", "strands", "langchain",
-               "langgraph", "crewai", "openai_agents", "pydantic_ai", "smolagents",
-               "google_adk", "agno", "semantic_kernel", "openai", "anthropic"):
+    for fw in (
+        "llama_index",
+        "autogen",
+        "autogen_agentchat",
+        "strands",
+        "langchain",
+        "langgraph",
+        "crewai",
+        "openai_agents",
+        "pydantic_ai",
+        "smolagents",
+        "google_adk",
+        "agno",
+        "semantic_kernel",
+        "openai",
+        "anthropic",
+    ):
         assert fw in frameworks, fw
 
 
@@ -269,9 +290,11 @@ def test_agent_executor_becomes_stateful_only_with_memory():
 
 
 def test_workflow_agents_carry_state_only_through_ctx_or_memory():
-    for name in ("llama_index.core.agent.workflow.FunctionAgent",
-                 "llama_index.core.agent.workflow.ReActAgent",
-                 "llama_index.core.agent.AgentWorkflow"):
+    for name in (
+        "llama_index.core.agent.workflow.FunctionAgent",
+        "llama_index.core.agent.workflow.ReActAgent",
+        "llama_index.core.agent.AgentWorkflow",
+    ):
         entry = _CAT.lookup(name)
         assert set(entry.state_kwargs) == {"ctx", "memory"}, name
         assert entry.run_methods == ("run",), name
@@ -299,18 +322,24 @@ def test_tool_name_arguments():
 
 def test_session_keys():
     assert "thread_id" in _CAT.lookup("langgraph.checkpoint.memory.InMemorySaver").session_kwargs
-    assert "chat_store_key" in _CAT.lookup(
-        "llama_index.core.memory.ChatMemoryBuffer.from_defaults").session_kwargs
-    assert "session_id" in _CAT.lookup(
-        "langchain_core.runnables.RunnableWithMessageHistory").session_kwargs
+    assert "chat_store_key" in _CAT.lookup("llama_index.core.memory.ChatMemoryBuffer.from_defaults").session_kwargs
+    assert "session_id" in _CAT.lookup("langchain_core.runnables.RunnableWithMessageHistory").session_kwargs
     assert "session_id" in _CAT.lookup("google.adk.runners.Runner").session_kwargs
 
 
 def test_registrations_from_the_brief():
     methods = {r.method for r in REGISTRATIONS}
-    for m in ("add_handler", "set_global_handler", "register_reply", "register_function",
-              "register_for_llm", "register_for_execution", "register_hook", "add_callback",
-              "add_hook"):
+    for m in (
+        "add_handler",
+        "set_global_handler",
+        "register_reply",
+        "register_function",
+        "register_for_llm",
+        "register_for_execution",
+        "register_hook",
+        "add_callback",
+        "add_hook",
+    ):
         assert m in methods, m
 
 
@@ -352,30 +381,49 @@ def render_tables() -> str:
         sections.setdefault(_TITLES.get(e.framework, e.framework), []).append(e)
     out = []
     for title, entries in sections.items():
-        out += [f"### {title}", "",
-                "| names | kind | run methods | kwargs | version | source | why |",
-                "|---|---|---|---|---|---|---|"]
+        out += [
+            f"### {title}",
+            "",
+            "| names | kind | run methods | kwargs | version | source | why |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for e in entries:
             names = "<br>".join(f"`{n}`" for n in e.names)
             runs = ", ".join(f"`{m}`" for m in e.run_methods) or "—"
             kw = []
-            for label, value in (("stateful if", e.stateful_if_kwargs), ("state", e.state_kwargs),
-                                 ("tools", e.tools_kwargs), ("name", e.name_kwargs),
-                                 ("session", e.session_kwargs), ("history getter", e.history_getters)):
+            for label, value in (
+                ("stateful if", e.stateful_if_kwargs),
+                ("state", e.state_kwargs),
+                ("tools", e.tools_kwargs),
+                ("name", e.name_kwargs),
+                ("session", e.session_kwargs),
+                ("history getter", e.history_getters),
+            ):
                 if value:
                     kw.append(f"{label}: " + ", ".join(f"`{v}`" for v in value))
-            out.append(f"| {names} | {e.kind.value} | {runs} | {'<br>'.join(kw) or '—'} | "
-                       f"{_cell(e.version)} | `{e.source}` | {_cell(e.why)} |")
+            out.append(
+                f"| {names} | {e.kind.value} | {runs} | {'<br>'.join(kw) or '—'} | "
+                f"{_cell(e.version)} | `{e.source}` | {_cell(e.why)} |"
+            )
         out.append("")
-    out += ["### Registrations (DUP401 / DUP402)", "",
-            "| method | framework | receivers | version | source | why |", "|---|---|---|---|---|---|"]
+    out += [
+        "### Registrations (DUP401 / DUP402)",
+        "",
+        "| method | framework | receivers | version | source | why |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in REGISTRATIONS:
         receivers = ", ".join(f"`{x}`" for x in r.receivers) or "any"
-        out.append(f"| `{r.method}` | {r.framework} | {receivers} | {_cell(r.version)} | "
-                   f"`{r.source}` | {_cell(r.why)} |")
-    out += ["", "FRAMEWORK_MODULES: " + ", ".join(f"`{m}`" for m in FRAMEWORK_MODULES), "",
-            f"{sum(len(e.names) for e in ENTRIES)} names in {len(ENTRIES)} entries, "
-            f"{len(REGISTRATIONS)} registrations.", ""]
+        out.append(
+            f"| `{r.method}` | {r.framework} | {receivers} | {_cell(r.version)} | `{r.source}` | {_cell(r.why)} |"
+        )
+    out += [
+        "",
+        "FRAMEWORK_MODULES: " + ", ".join(f"`{m}`" for m in FRAMEWORK_MODULES),
+        "",
+        f"{sum(len(e.names) for e in ENTRIES)} names in {len(ENTRIES)} entries, {len(REGISTRATIONS)} registrations.",
+        "",
+    ]
     return "\n".join(out)
 
 

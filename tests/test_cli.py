@@ -49,10 +49,13 @@ def _json(proc) -> list[dict]:
 
 # ------------------------------------------------------------------------- rules folders
 
+
 @pytest.mark.parametrize("folder", rule_folders(), ids=lambda f: f.name)
 def test_check_bad_exits_1_with_marked_lines_and_good_exits_0(folder: Path) -> None:
     code = folder.name.split("-")[0]
-    proc = run_cli("check", "--no-cache", "--isolated", "--select", code, "--output-format", "json", str(folder / "bad.py"))
+    proc = run_cli(
+        "check", "--no-cache", "--isolated", "--select", code, "--output-format", "json", str(folder / "bad.py")
+    )
     assert proc.returncode == 1, proc.stderr.decode()
     found = {(d["location"]["row"], d["code"]) for d in _json(proc)}
     assert found == {m for m in expected_markers(folder / "bad.py") if m[1] == code}
@@ -61,6 +64,7 @@ def test_check_bad_exits_1_with_marked_lines_and_good_exits_0(folder: Path) -> N
 
 
 # ------------------------------------------------------------------------- output formats
+
 
 def test_full_format_has_code_frame_caret_and_hint() -> None:
     proc = run_cli("check", "--no-cache", "--isolated", "--output-format", "full", str(BAD))
@@ -85,7 +89,17 @@ def test_json_has_ruff_shaped_fields() -> None:
     data = _json(run_cli("check", "--no-cache", "--isolated", "--output-format", "json", str(BAD)))
     assert data
     for item in data:
-        assert set(item) >= {"code", "name", "message", "filename", "location", "end_location", "fix", "noqa_row", "url"}
+        assert set(item) >= {
+            "code",
+            "name",
+            "message",
+            "filename",
+            "location",
+            "end_location",
+            "fix",
+            "noqa_row",
+            "url",
+        }
         assert item["name"] == "shared-agent-singleton"
         assert set(item["location"]) == {"row", "column"} and item["location"]["column"] >= 1
         assert os.path.isabs(item["filename"])
@@ -119,7 +133,9 @@ def test_github_annotations() -> None:
     out = run_cli("check", "--no-cache", "--isolated", "--output-format", "github", str(BAD)).stdout.decode()
     lines = out.splitlines()
     assert len(lines) == 4
-    pattern = re.compile(r"^::error file=[^,]+,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=DUP\d{3}::.+DUP\d{3} .+$")
+    pattern = re.compile(
+        r"^::error file=[^,]+,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=DUP\d{3}::.+DUP\d{3} .+$"
+    )
     assert all(pattern.match(line) for line in lines), lines
 
 
@@ -143,13 +159,23 @@ def test_rules_and_rule_commands() -> None:
 
 
 def test_stdin_with_filename() -> None:
-    proc = run_cli("check", "--no-cache", "--isolated", "--output-format", "concise", "--stdin-filename", "api/chat.py", "-",
-                   stdin=SHARED_AGENT.encode())
+    proc = run_cli(
+        "check",
+        "--no-cache",
+        "--isolated",
+        "--output-format",
+        "concise",
+        "--stdin-filename",
+        "api/chat.py",
+        "-",
+        stdin=SHARED_AGENT.encode(),
+    )
     assert proc.returncode == 1
     assert proc.stdout.decode().startswith("api/chat.py:5:1: DUP101")
 
 
 # ------------------------------------------------------------------------- configuration
+
 
 def test_select_ignore_from_file_and_flags(tmp_path: Path) -> None:
     _project(tmp_path, {"app.py": SHARED_AGENT}, config='ignore = ["DUP1"]')
@@ -158,25 +184,47 @@ def test_select_ignore_from_file_and_flags(tmp_path: Path) -> None:
     assert run_cli("check", "--no-cache", "--ignore", "DUP3", "app.py", cwd=tmp_path).returncode == 1
     assert run_cli("check", "--no-cache", "--isolated", "app.py", cwd=tmp_path).returncode == 1
     assert run_cli("check", "--no-cache", "--isolated", "--select", "DUP3", "app.py", cwd=tmp_path).returncode == 0
-    assert run_cli("check", "--no-cache", "--isolated", "--select", "DUP3", "--extend-select", "DUP101", "app.py", cwd=tmp_path).returncode == 1
+    assert (
+        run_cli(
+            "check", "--no-cache", "--isolated", "--select", "DUP3", "--extend-select", "DUP101", "app.py", cwd=tmp_path
+        ).returncode
+        == 1
+    )
 
 
 def test_per_file_ignores_from_file_and_flag(tmp_path: Path) -> None:
-    _project(tmp_path, {"api/app.py": SHARED_AGENT, "web/app.py": SHARED_AGENT},
-             config='[tool.dupguard.per-file-ignores]\n"api/*" = ["DUP101"]')
+    _project(
+        tmp_path,
+        {"api/app.py": SHARED_AGENT, "web/app.py": SHARED_AGENT},
+        config='[tool.dupguard.per-file-ignores]\n"api/*" = ["DUP101"]',
+    )
     out = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path).stdout.decode()
     assert "web/app.py" in out and "api/app.py" not in out
-    out = run_cli("check", "--no-cache", "--isolated", "--per-file-ignores", "web/*:DUP1", "--output-format", "concise", ".",
-                  cwd=tmp_path).stdout.decode()
+    out = run_cli(
+        "check",
+        "--no-cache",
+        "--isolated",
+        "--per-file-ignores",
+        "web/*:DUP1",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=tmp_path,
+    ).stdout.decode()
     assert "api/app.py" in out and "web/app.py" not in out
 
 
 def test_exclude_extend_exclude_and_gitignore(tmp_path: Path) -> None:
-    _project(tmp_path, {"a/app.py": SHARED_AGENT, "b/app.py": SHARED_AGENT, "c/app.py": SHARED_AGENT,
-                        ".gitignore": "c/\n"}, config='extend-exclude = ["b"]')
+    _project(
+        tmp_path,
+        {"a/app.py": SHARED_AGENT, "b/app.py": SHARED_AGENT, "c/app.py": SHARED_AGENT, ".gitignore": "c/\n"},
+        config='extend-exclude = ["b"]',
+    )
     out = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path).stdout.decode()
     assert "a/app.py" in out and "b/app.py" not in out and "c/app.py" not in out
-    out = run_cli("check", "--no-cache", "--isolated", "--exclude", "a", "--output-format", "concise", ".", cwd=tmp_path).stdout.decode()
+    out = run_cli(
+        "check", "--no-cache", "--isolated", "--exclude", "a", "--output-format", "concise", ".", cwd=tmp_path
+    ).stdout.decode()
     assert "a/app.py" not in out and "b/app.py" in out and "c/app.py" not in out
     (tmp_path / "pyproject.toml").write_text("[tool.dupguard]\nrespect-gitignore = false\n")
     out = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path).stdout.decode()
@@ -191,8 +239,11 @@ def test_exclude_extend_exclude_and_gitignore(tmp_path: Path) -> None:
         ('ignore = "DUP101"', "ignore: expected a list"),
         ('output-format = "xml"', "output-format: 'xml' is not one of full, concise"),
         ('respect-gitignore = "yes"', "respect-gitignore: expected true or false"),
-        ('extend-stateful-agents = ["my agents.Bot"]', "extend-stateful-agents: 'my agents.Bot' is not a qualified name"),
-        ('select = [', "invalid TOML"),
+        (
+            'extend-stateful-agents = ["my agents.Bot"]',
+            "extend-stateful-agents: 'my agents.Bot' is not a qualified name",
+        ),
+        ("select = [", "invalid TOML"),
     ],
 )
 def test_bad_config_exits_2_naming_the_key(tmp_path: Path, config: str, needle: str) -> None:
@@ -241,6 +292,7 @@ def test_noqa_variants(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------- cache
 
+
 def test_cache_hits_and_invalidates(tmp_path: Path) -> None:
     _project(tmp_path, {"app.py": SHARED_AGENT}, config='cache-dir = "cachedir"')
     first = run_cli("check", "--output-format", "json", "app.py", cwd=tmp_path)
@@ -258,25 +310,33 @@ def test_cache_hits_and_invalidates(tmp_path: Path) -> None:
 def test_jobs_gives_same_results(tmp_path: Path) -> None:
     files = {f"pkg/m{i}.py": SHARED_AGENT for i in range(40)}
     _project(tmp_path, files)
-    one = _json(run_cli("check", "--no-cache", "--isolated", "--jobs", "1", "--output-format", "json", ".", cwd=tmp_path))
-    two = _json(run_cli("check", "--no-cache", "--isolated", "--jobs", "2", "--output-format", "json", ".", cwd=tmp_path))
+    one = _json(
+        run_cli("check", "--no-cache", "--isolated", "--jobs", "1", "--output-format", "json", ".", cwd=tmp_path)
+    )
+    two = _json(
+        run_cli("check", "--no-cache", "--isolated", "--jobs", "2", "--output-format", "json", ".", cwd=tmp_path)
+    )
     assert len(one) == 40 and one == two
 
 
 # ------------------------------------------------------------------------- bad input
 
+
 def test_bad_input_one_clear_line_each_and_the_rest_is_linted(tmp_path: Path) -> None:
     crlf = SHARED_AGENT.replace("\n", "\r\n").encode()
     bom = b"\xef\xbb\xbf" + SHARED_AGENT.encode()
-    _project(tmp_path, {
-        "good/app.py": SHARED_AGENT,
-        "syntax.py": "from llama_index.core.agent import ReActAgent\ndef broken(:\n",
-        "latin.py": b"from strands import Agent\nname = '\xe9t\xe9'\n",
-        "crlf.py": crlf,
-        "bom.py": bom,
-        "empty.py": "",
-        "tabs.py": SHARED_AGENT.replace("    ", "\t"),
-    })
+    _project(
+        tmp_path,
+        {
+            "good/app.py": SHARED_AGENT,
+            "syntax.py": "from llama_index.core.agent import ReActAgent\ndef broken(:\n",
+            "latin.py": b"from strands import Agent\nname = '\xe9t\xe9'\n",
+            "crlf.py": crlf,
+            "bom.py": bom,
+            "empty.py": "",
+            "tabs.py": SHARED_AGENT.replace("    ", "\t"),
+        },
+    )
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "x.py").write_text(SHARED_AGENT)
@@ -285,8 +345,17 @@ def test_bad_input_one_clear_line_each_and_the_rest_is_linted(tmp_path: Path) ->
     os.symlink(tmp_path, tmp_path / "good" / "up")
     locked.chmod(0)
     try:
-        proc = run_cli("check", "--no-cache", "--isolated", "--output-format", "concise", ".", "nonexistent.py", cwd=tmp_path,
-                       unprivileged=True)
+        proc = run_cli(
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--output-format",
+            "concise",
+            ".",
+            "nonexistent.py",
+            cwd=tmp_path,
+            unprivileged=True,
+        )
     finally:
         locked.chmod(0o755)
     err = proc.stderr.decode()
@@ -338,8 +407,15 @@ def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, case: str) -> N
     config = 'extend-exclude = ["generated", "tests/fixtures/"]' if case == "pre-commit hook" else None
     _project(tmp_path, {"a.py": "import os\nprint(os.getcwd())\n"}, config=config)
     flags = {"no-cache": ["--no-cache"], "cache": [], "pre-commit hook": ["--force-exclude"]}[case]
-    heavy = ["libcst", "pathspec", "dataclasses", "inspect", "dupguard.semantic.catalog_data", "dupguard.codemods",
-             "shutil"]  # argparse's formatter imports shutil (and bz2, lzma) unless given a width
+    heavy = [
+        "libcst",
+        "pathspec",
+        "dataclasses",
+        "inspect",
+        "dupguard.semantic.catalog_data",
+        "dupguard.codemods",
+        "shutil",
+    ]  # argparse's formatter imports shutil (and bz2, lzma) unless given a width
     if config is None:
         heavy += ["tomllib", "tomli"]
     probe = (
@@ -398,7 +474,9 @@ def test_fixes_are_built_only_for_reports_that_carry_them() -> None:
     assert [d.row for d in without] == [d.row for d in with_fixes] and without
     assert all(d.fix is None for d in without)
     assert all(d.fix is not None and d.fix.applicability == "safe" for d in with_fixes)
-    data = _json(run_cli("check", "--no-cache", "--isolated", "--select", "DUP301", "--output-format", "json", str(path)))
+    data = _json(
+        run_cli("check", "--no-cache", "--isolated", "--select", "DUP301", "--output-format", "json", str(path))
+    )
     assert all(item["fix"]["edits"] for item in data)
 
 

@@ -10,10 +10,37 @@ import pytest
 from dupguard.config import DEFAULT_EXCLUDE
 from dupguard.discovery import LiteralSpec, _spec
 
-PATTERNS = [*DEFAULT_EXCLUDE, "rules", "tests/corpus", "/abs", "build/", "a/b/", "x.py", "/top/x.py",
-            "foo.bar", "/lead/", "a/b/c", "a-b_c.d"]
-COMPONENTS = ["build", "a", "b", "c", "x.py", "tests", "corpus", "corpusx", "abs", "top", "foo.bar",
-              "venv", "lead", "a-b_c.d", ".git"]
+PATTERNS = [
+    *DEFAULT_EXCLUDE,
+    "rules",
+    "tests/corpus",
+    "/abs",
+    "build/",
+    "a/b/",
+    "x.py",
+    "/top/x.py",
+    "foo.bar",
+    "/lead/",
+    "a/b/c",
+    "a-b_c.d",
+]
+COMPONENTS = [
+    "build",
+    "a",
+    "b",
+    "c",
+    "x.py",
+    "tests",
+    "corpus",
+    "corpusx",
+    "abs",
+    "top",
+    "foo.bar",
+    "venv",
+    "lead",
+    "a-b_c.d",
+    ".git",
+]
 PATHS = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(COMPONENTS, repeat=n)]
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from linthelpers import ROOT, rule_folders
 from dupguard.docgen import render
-from dupguard.rules import load
 from dupguard.rulemeta import all_rules
+from dupguard.rules import load
+from linthelpers import ROOT, rule_folders
 
 
 def test_generated_rule_docs_are_up_to_date() -> None:

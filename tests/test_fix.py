@@ -18,11 +18,11 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from linthelpers import RULES_DIR, rule_folders, run_cli
 from dupguard.config import Settings
 from dupguard.engine import lint_text
 from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, text_edits, write_atomic
 from dupguard.rulemeta import all_rules
+from linthelpers import RULES_DIR, rule_folders, run_cli
 
 MARKER = re.compile(r"[ \t]*#\s*error:\s*DUP\d{3}(?:\s*,\s*DUP\d{3})*")
 FIXABLE = [f for f in rule_folders() if all_rules()[f.name[:6]].fix in ("safe", "unsafe")]
@@ -49,6 +49,7 @@ def fix_text(text: str, codes: frozenset[str], *, unsafe: bool = True, settings:
 
 # ----------------------------------------------------------------------------- folders
 
+
 @pytest.mark.parametrize("folder", FIXABLE, ids=IDS)
 def test_bad_fixes_to_exactly_fixed(folder: Path) -> None:
     assert (folder / "fixed.py").exists(), f"{folder.name} has a fix but no fixed.py"
@@ -59,7 +60,8 @@ def test_bad_fixes_to_exactly_fixed(folder: Path) -> None:
     markers = {row for row, _ in _markers(folder, code)}
     assert len({a.row for a in outcome.applied if a.pass_number == 1}) >= 1
     assert {d.code for d in outcome.remaining} <= {code} and not [d for d in outcome.remaining if d.code == code], (
-        f"left unfixed: {outcome.remaining} ({outcome.skipped}); markers at {sorted(markers)}")
+        f"left unfixed: {outcome.remaining} ({outcome.skipped}); markers at {sorted(markers)}"
+    )
 
 
 def _markers(folder: Path, code: str):
@@ -89,8 +91,9 @@ def test_cli_fixes_copies_of_every_bad_like_the_api(tmp_path: Path) -> None:
     proc = run_cli("fix", "--isolated", "--unsafe-fixes", *ignores, ".", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
     for folder in FIXABLE:
-        assert (tmp_path / f"{_code(folder)}.py").read_text(encoding="utf-8") == (
-            folder / "fixed.py").read_text(encoding="utf-8"), folder.name
+        assert (tmp_path / f"{_code(folder)}.py").read_text(encoding="utf-8") == (folder / "fixed.py").read_text(
+            encoding="utf-8"
+        ), folder.name
 
 
 def test_json_edits_reproduce_fixed(tmp_path: Path) -> None:
@@ -98,8 +101,9 @@ def test_json_edits_reproduce_fixed(tmp_path: Path) -> None:
     folder = RULES_DIR / "DUP301-duplicate-tool"
     target = tmp_path / "app.py"
     target.write_text(unmarked_bad(folder), encoding="utf-8")
-    proc = run_cli("check", "--isolated", "--no-cache", "--select", "DUP301", "--output-format", "json",
-                   str(target), cwd=tmp_path)
+    proc = run_cli(
+        "check", "--isolated", "--no-cache", "--select", "DUP301", "--output-format", "json", str(target), cwd=tmp_path
+    )
     assert proc.returncode == 1
     findings = json.loads(proc.stdout)
     assert findings and all(f["fix"]["applicability"] == "safe" for f in findings)
@@ -108,9 +112,18 @@ def test_json_edits_reproduce_fixed(tmp_path: Path) -> None:
     for line in lines:
         starts.append(starts[-1] + len(line))
     text = "".join(lines)
-    edits = sorted(((starts[e["location"]["row"] - 1] + e["location"]["column"] - 1,
-                     starts[e["end_location"]["row"] - 1] + e["end_location"]["column"] - 1, e["content"])
-                    for f in findings for e in f["fix"]["edits"]), reverse=True)
+    edits = sorted(
+        (
+            (
+                starts[e["location"]["row"] - 1] + e["location"]["column"] - 1,
+                starts[e["end_location"]["row"] - 1] + e["end_location"]["column"] - 1,
+                e["content"],
+            )
+            for f in findings
+            for e in f["fix"]["edits"]
+        ),
+        reverse=True,
+    )
     for start, end, content in edits:
         text = text[:start] + content + text[end:]
     assert text == (folder / "fixed.py").read_text(encoding="utf-8")
@@ -125,11 +138,11 @@ def test_json_marks_unsafe_fixes() -> None:
 
 # ----------------------------------------------------------------------------- CLI contract
 
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "tools_app.py").write_text(unmarked_bad(RULES_DIR / "DUP301-duplicate-tool"), encoding="utf-8")
-    (tmp_path / "agent_app.py").write_text(unmarked_bad(RULES_DIR / "DUP101-shared-agent-singleton"),
-                                           encoding="utf-8")
+    (tmp_path / "agent_app.py").write_text(unmarked_bad(RULES_DIR / "DUP101-shared-agent-singleton"), encoding="utf-8")
     (tmp_path / "clean.py").write_text((RULES_DIR / "DUP301-duplicate-tool" / "good.py").read_text(), encoding="utf-8")
     return tmp_path
 
@@ -180,21 +193,25 @@ def test_fix_exit_codes_and_unsafe_opt_in(project: Path) -> None:
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
     assert "Fixed 4 findings, 0 findings remaining." in proc.stdout.decode()
     assert (project / "agent_app.py").read_text() == (
-        RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py").read_text()
+        RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py"
+    ).read_text()
     proc = run_cli("fix", "--isolated", *ONLY, ".", cwd=project)
     assert proc.returncode == 0 and "All checks passed!" in proc.stdout.decode()
 
 
 def test_config_unsafe_fixes_fixable_and_unfixable(project: Path) -> None:
     (project / "pyproject.toml").write_text(
-        '[tool.dupguard]\nselect = ["DUP101", "DUP301"]\nunsafe-fixes = true\nunfixable = ["DUP3"]\n')
+        '[tool.dupguard]\nselect = ["DUP101", "DUP301"]\nunsafe-fixes = true\nunfixable = ["DUP3"]\n'
+    )
     proc = run_cli("fix", ".", cwd=project)
     assert proc.returncode == 1  # the DUP301 findings stay: unfixable
     assert (project / "agent_app.py").read_text() == (
-        RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py").read_text()
+        RULES_DIR / "DUP101-shared-agent-singleton" / "fixed.py"
+    ).read_text()
     assert "tools_app.py:13:23: DUP301" in proc.stdout.decode()
-    proc = run_cli("fix", "--no-unsafe-fixes", "--fixable", "DUP301", "--unfixable", "DUP1", "--ignore", "DUP101",
-                   ".", cwd=project)
+    proc = run_cli(
+        "fix", "--no-unsafe-fixes", "--fixable", "DUP301", "--unfixable", "DUP1", "--ignore", "DUP101", ".", cwd=project
+    )
     assert proc.returncode == 0, proc.stdout.decode()  # DUP301 fixed, DUP101 not selected
     (project / "pyproject.toml").write_text('[tool.dupguard]\nunsafe-fixes = "yes"\n')
     proc = run_cli("fix", ".", cwd=project)
@@ -218,6 +235,7 @@ def test_unparseable_input_is_reported_and_untouched(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- writes
+
 
 def test_write_keeps_mode_symlink_and_leaves_no_temp_files(tmp_path: Path) -> None:
     real = tmp_path / "real.py"
@@ -258,6 +276,7 @@ def test_encoding_bom_and_crlf_survive(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- the safety net
 
+
 def _with_rule(monkeypatch: pytest.MonkeyPatch, check) -> None:
     """Swap DUP503's implementation for a deliberately broken one (no real rule is broken)."""
     from dupguard.rules import load
@@ -271,8 +290,12 @@ def test_a_fix_that_never_settles_leaves_the_file_alone(monkeypatch: pytest.Monk
     def grows(model, ctx):  # always finds something and always adds a statement
         module = ctx.positions._module
         last = module.body[-1]
-        yield Finding(last, "again", replacement=(module, module.with_changes(
-            body=[*module.body, cst.parse_statement("messages.append(x)\n")])), fix_message="grow")
+        yield Finding(
+            last,
+            "again",
+            replacement=(module, module.with_changes(body=[*module.body, cst.parse_statement("messages.append(x)\n")])),
+            fix_message="grow",
+        )
 
     _with_rule(monkeypatch, grows)
     text = "import openai\nmessages = []\nx = 1\nmessages.append(x)\n"
@@ -298,7 +321,9 @@ def test_a_fix_that_breaks_compilation_leaves_the_file_alone(monkeypatch: pytest
 
 def test_a_fix_is_not_applied_where_noqa_suppresses_the_finding() -> None:
     text = unmarked_bad(RULES_DIR / "DUP503-duplicate-history-append").replace(
-        "    messages.append(assistant_reply)\n    return", "    messages.append(assistant_reply)  # noqa: DUP503\n    return")
+        "    messages.append(assistant_reply)\n    return",
+        "    messages.append(assistant_reply)  # noqa: DUP503\n    return",
+    )
     outcome, fixed, error = fix_text(text, frozenset({"DUP503"}))
     marked = _markers(RULES_DIR / "DUP503-duplicate-history-append", "DUP503")
     assert error is None and "# noqa: DUP503" in fixed and len(outcome.applied) == len(marked) - 1
@@ -312,17 +337,23 @@ def test_text_edits_are_minimal() -> None:
 
 # ----------------------------------------------------------------------------- DUP301 / DUP503 shapes
 
-@pytest.mark.parametrize(("before", "after"), [
-    ("[t, u, t]", "[t, u]"),
-    ("[t, t, u]", "[t, u]"),
-    ("[t, u, t,]", "[t, u,]"),
-    ("[\n    t,\n    u,\n    t,\n]", "[\n    t,\n    u,\n]"),
-    ("[\n    t,\n    u,\n    t\n]", "[\n    t,\n    u,\n]"),
-    ("[\n    t,  # first\n    # about the repeat\n    t,  # repeat\n    u,\n]",
-     "[\n    t,  # first\n    # about the repeat\n    u,\n]"),
-    ("[t,\n u, t]", "[t,\n u]"),
-    ("[" + ", ".join(["t", "u"] * 12) + "]", "[t, u]"),
-])
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("[t, u, t]", "[t, u]"),
+        ("[t, t, u]", "[t, u]"),
+        ("[t, u, t,]", "[t, u,]"),
+        ("[\n    t,\n    u,\n    t,\n]", "[\n    t,\n    u,\n]"),
+        ("[\n    t,\n    u,\n    t\n]", "[\n    t,\n    u,\n]"),
+        (
+            "[\n    t,  # first\n    # about the repeat\n    t,  # repeat\n    u,\n]",
+            "[\n    t,  # first\n    # about the repeat\n    u,\n]",
+        ),
+        ("[t,\n u, t]", "[t,\n u]"),
+        ("[" + ", ".join(["t", "u"] * 12) + "]", "[t, u]"),
+    ],
+)
 def test_duplicate_tool_list_shapes(before: str, after: str) -> None:
     head = "from strands import Agent, tool\n\n\n@tool\ndef t():\n    pass\n\n\nu = t\nagent = Agent(tools="
     _, fixed, error = fix_text(head + before + ")\n", frozenset({"DUP301"}))
@@ -347,11 +378,12 @@ def test_duplicate_append_keeps_comment_lines_and_semicolon_neighbours() -> None
 
 # ----------------------------------------------------------------------------- DUP101 shapes
 
+
 def test_session_parameter_gives_a_session_registry() -> None:
     text = (
         "from fastapi import FastAPI\nfrom llama_index.core.agent import ReActAgent\n\napp = FastAPI()\n"
         "agent = ReActAgent.from_tools(tools=[])\n\n\n@app.post('/chat/{session_id}')\n"
-        "async def chat(session_id: str, payload: dict):\n    \"\"\"Answer.\"\"\"\n"
+        'async def chat(session_id: str, payload: dict):\n    """Answer."""\n'
         "    return await agent.achat(payload['message'])\n"
     )
     outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
@@ -363,13 +395,16 @@ def test_session_parameter_gives_a_session_registry() -> None:
     assert not fix_text(text, frozenset({"DUP101"}), unsafe=False)[0].applied
 
 
-@pytest.mark.parametrize(("extra", "reason"), [
-    ("print(agent)\n", "`agent` is also read at module level (line 7)"),
-    ("helper = lambda: agent.chat('x')\n", "`agent` is read in a lambda (line 7)"),
-    ("class Holder:\n    ref = agent\n", "`agent` is read in a class body (line 8)"),
-    ("def make_agent():\n    pass\n", "the factory name `make_agent` is already used in this module"),
-    ("@app.post('/q')\ndef quick(payload: dict): return agent.chat(payload)\n", "`quick()` is a one-line function"),
-])
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ("print(agent)\n", "`agent` is also read at module level (line 7)"),
+        ("helper = lambda: agent.chat('x')\n", "`agent` is read in a lambda (line 7)"),
+        ("class Holder:\n    ref = agent\n", "`agent` is read in a class body (line 8)"),
+        ("def make_agent():\n    pass\n", "the factory name `make_agent` is already used in this module"),
+        ("@app.post('/q')\ndef quick(payload: dict): return agent.chat(payload)\n", "`quick()` is a one-line function"),
+    ],
+)
 def test_unsafe_dup101_fix_is_skipped_with_the_reason(extra: str, reason: str) -> None:
     text = (
         "from fastapi import FastAPI\nfrom llama_index.core.agent import ReActAgent\n\napp = FastAPI()\n"
@@ -388,16 +423,22 @@ _HISTORY_HEAD = (
 )
 
 
-@pytest.mark.parametrize(("getter", "handler_param", "reason"), [
-    # LangChain calls a getter without parameters with no session at all: nothing to key by
-    ("lambda: history", "session_id", "`history` is read in a lambda (line 8)"),
-    # with two keys the history is looked up by both; the registry would key by one
-    ("lambda user_id, conversation_id: history", "session_id", "`history` is read in a lambda (line 8)"),
-    ("lambda *ids: history", "session_id", "`history` is read in a lambda (line 8)"),
-    # a handler also reads it but has no session parameter to look it up by
-    ("lambda session_id: history", "user", "`history` is returned by a session-history lambda; keep one per "
-                                           "session in a store"),
-])
+@pytest.mark.parametrize(
+    ("getter", "handler_param", "reason"),
+    [
+        # LangChain calls a getter without parameters with no session at all: nothing to key by
+        ("lambda: history", "session_id", "`history` is read in a lambda (line 8)"),
+        # with two keys the history is looked up by both; the registry would key by one
+        ("lambda user_id, conversation_id: history", "session_id", "`history` is read in a lambda (line 8)"),
+        ("lambda *ids: history", "session_id", "`history` is read in a lambda (line 8)"),
+        # a handler also reads it but has no session parameter to look it up by
+        (
+            "lambda session_id: history",
+            "user",
+            "`history` is returned by a session-history lambda; keep one per session in a store",
+        ),
+    ],
+)
 def test_history_getter_fix_refusals(getter: str, handler_param: str, reason: str) -> None:
     text = _HISTORY_HEAD + (
         f"chain = RunnableWithMessageHistory(ChatOpenAI(), {getter})\n\n\n@app.post('/ask')\n"
@@ -428,9 +469,21 @@ def test_libcst_codemod_command_runs_the_rule_fix(tmp_path: Path) -> None:
     target = tmp_path / "app.py"
     target.write_text(unmarked_bad(RULES_DIR / "DUP301-duplicate-tool"))
     proc = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "dupguard.codemods.duplicate_tool.FixDuplicateTool",
-         "--no-format", "-j", "1", str(target)],
-        cwd=tmp_path, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "-x",
+            "dupguard.codemods.duplicate_tool.FixDuplicateTool",
+            "--no-format",
+            "-j",
+            "1",
+            str(target),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert target.read_text() == (RULES_DIR / "DUP301-duplicate-tool" / "fixed.py").read_text()
@@ -471,7 +524,8 @@ def _stand_in_strands(tmp_path: Path) -> None:
     (strands / "__init__.py").write_text(
         "RUNS = []\nFAIL_NEXT = [True]\n\n\nclass Agent:\n    def __init__(self, **kwargs):\n        pass\n\n"
         "    def __call__(self, prompt):\n        if FAIL_NEXT and FAIL_NEXT.pop():\n"
-        "            raise ConnectionError('flaky')\n        RUNS.append(prompt)\n        return 'done: ' + prompt\n")
+        "            raise ConnectionError('flaky')\n        RUNS.append(prompt)\n        return 'done: ' + prompt\n"
+    )
 
 
 def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Path) -> None:
@@ -480,7 +534,10 @@ def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Pa
     id runs the agent once; a new id runs it again."""
     outcome, fixed, error = fix_text(RETRY_SOURCE, frozenset({"DUP501"}))
     assert error is None and len(outcome.applied) == 2, outcome.skipped
-    assert '            return _idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))\n' in fixed
+    assert (
+        '            return _idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))\n'
+        in fixed
+    )
     assert '@idempotent(key=lambda text, request_id: request_id, on_in_progress="wait")\n@retry(' in fixed
     assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
     _stand_in_strands(tmp_path)
@@ -490,7 +547,8 @@ def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Pa
         "def retry(stop):\n    def wrap(fn):\n        @functools.wraps(fn)\n        def run(*a, **k):\n"
         "            for attempt in range(stop):\n                try:\n                    return fn(*a, **k)\n"
         "                except ConnectionError:\n                    if attempt == stop - 1:\n"
-        "                        raise\n        return run\n    return wrap\n")
+        "                        raise\n        return run\n    return wrap\n"
+    )
     (tmp_path / "fixed_app.py").write_text(fixed)
     script = (
         "import strands, fixed_app\n"
@@ -509,13 +567,15 @@ def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Pa
 
 def test_retry_fix_refuses_non_json_results() -> None:
     text = RETRY_SOURCE.replace("return str(support(prompt))", "return support(prompt)").replace(
-        "-> str:\n    support = StrandsAgent(system_prompt=\"You issue refunds.\")\n    return str(support(text))",
-        ":\n    support = StrandsAgent(system_prompt=\"You issue refunds.\")\n    return support(text)")
+        '-> str:\n    support = StrandsAgent(system_prompt="You issue refunds.")\n    return str(support(text))',
+        ':\n    support = StrandsAgent(system_prompt="You issue refunds.")\n    return support(text)',
+    )
     outcome, fixed, error = fix_text(text, frozenset({"DUP501"}))
     assert error is None and fixed == text
     assert [why.split(",")[0] for _, why in outcome.skipped] == [
         "the result of `support(...)` is not known to be JSON-serialisable",
-        "the result of `run_support(...)` is not known to be JSON-serialisable"]
+        "the result of `run_support(...)` is not known to be JSON-serialisable",
+    ]
 
 
 ASYNC_RETRY_SOURCE = """\
@@ -544,8 +604,9 @@ def test_retry_fix_awaits_an_async_helper_once_per_key(tmp_path: Path) -> None:
     against a stand-in agent that fails once, a repeated request runs it once."""
     outcome, fixed, error = fix_text(ASYNC_RETRY_SOURCE, frozenset({"DUP501"}))
     assert error is None and len(outcome.applied) == 1, outcome.skipped
-    assert ('            return await _idempotency.arun(f"{__name__}.answer:{request_id}", '
-            "lambda: ask(support, prompt))\n") in fixed
+    assert (
+        '            return await _idempotency.arun(f"{__name__}.answer:{request_id}", lambda: ask(support, prompt))\n'
+    ) in fixed
     assert 'from dupguard.runtime import Idempotency\n\n_idempotency = Idempotency(on_in_progress="wait")\n' in fixed
     assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
     _stand_in_strands(tmp_path)
@@ -563,8 +624,9 @@ def test_retry_fix_awaits_an_async_helper_once_per_key(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, timeout=120)
     assert proc.stdout == b"ok\n", proc.stderr.decode()
     # a later fix in the same module uses the store the first one added
-    again = fixed + ASYNC_RETRY_SOURCE[ASYNC_RETRY_SOURCE.index("\n\nasync def answer("):].replace(
-        "def answer(", "def answer_again(")
+    again = fixed + ASYNC_RETRY_SOURCE[ASYNC_RETRY_SOURCE.index("\n\nasync def answer(") :].replace(
+        "def answer(", "def answer_again("
+    )
     outcome, twice, error = fix_text(again, frozenset({"DUP501"}))
     assert error is None and len(outcome.applied) == 1, outcome.skipped
     assert twice.count("_idempotency = Idempotency(") == 1 and twice.count("import Idempotency") == 1
@@ -585,24 +647,48 @@ SEED_000 = (
 ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(await agent.achat(message))\n\n\n"
 
 
-@pytest.mark.parametrize(("source", "reason"), [
-    (SEED_000.format(param="", run="agent.achat(message)"),
-     "no request id in scope: `chat()` has no parameter such as `request_id` or `idempotency_key`"),
-    (SEED_000.format(param=", request_id: str = Header(...)", run="agent.achat(message)"),
-     "the result of `agent.achat(...)` is not known to be JSON-serialisable, which `Idempotency` needs to "
-     "replay it; move the run into an `async def` annotated `-> str`"),
-    (ASK + SEED_000.format(param=", request_id: str | None = Header(None)", run="ask(agent, message)"),
-     "`request_id` may be None: requests without an id would share one key"),
-    ("_idempotency = object()\n\n\n" + ASK + SEED_000.format(param=", request_id: str", run="ask(agent, message)"),
-     "the names `Idempotency` / `_idempotency` are already used in this module"),
-    ("@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str):\n"
-     "    return await Runner.run(billing, text)\n",
-     "the result of `run_billing(...)` is not known to be JSON-serialisable"),
-    ("@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str, *more: str) -> str:\n"
-     "    return (await Runner.run(billing, text)).final_output\n",
-     "`run_billing()` takes *args/**kwargs; write the key function by hand"),
-], ids=["seed-000-no-request-id", "seed-000-result-not-json", "optional-id", "name-taken", "decorator-not-json",
-        "star-args"])
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        (
+            SEED_000.format(param="", run="agent.achat(message)"),
+            "no request id in scope: `chat()` has no parameter such as `request_id` or `idempotency_key`",
+        ),
+        (
+            SEED_000.format(param=", request_id: str = Header(...)", run="agent.achat(message)"),
+            "the result of `agent.achat(...)` is not known to be JSON-serialisable, which `Idempotency` needs to "
+            "replay it; move the run into an `async def` annotated `-> str`",
+        ),
+        (
+            ASK + SEED_000.format(param=", request_id: str | None = Header(None)", run="ask(agent, message)"),
+            "`request_id` may be None: requests without an id would share one key",
+        ),
+        (
+            "_idempotency = object()\n\n\n"
+            + ASK
+            + SEED_000.format(param=", request_id: str", run="ask(agent, message)"),
+            "the names `Idempotency` / `_idempotency` are already used in this module",
+        ),
+        (
+            "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str):\n"
+            "    return await Runner.run(billing, text)\n",
+            "the result of `run_billing(...)` is not known to be JSON-serialisable",
+        ),
+        (
+            "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str, *more: str) -> str:\n"
+            "    return (await Runner.run(billing, text)).final_output\n",
+            "`run_billing()` takes *args/**kwargs; write the key function by hand",
+        ),
+    ],
+    ids=[
+        "seed-000-no-request-id",
+        "seed-000-result-not-json",
+        "optional-id",
+        "name-taken",
+        "decorator-not-json",
+        "star-args",
+    ],
+)
 def test_retry_fix_refusals_leave_the_code_and_say_why(source: str, reason: str) -> None:
     """The shapes the DUP501 fix will not touch (rules/DUP501-*/bad.py has only fixable ones):
     the finding stays, with the reason."""
@@ -610,19 +696,23 @@ def test_retry_fix_refusals_leave_the_code_and_say_why(source: str, reason: str)
     outcome, fixed, error = fix_text(text, frozenset({"DUP501"}))
     assert error is None and fixed == text and outcome.applied == []
     assert [d.code for d in outcome.remaining] == ["DUP501"]
-    assert [why[:len(reason)] for _, why in outcome.skipped] == [reason]
+    assert [why[: len(reason)] for _, why in outcome.skipped] == [reason]
 
 
 def test_retry_fix_key_function_takes_the_same_arguments() -> None:
     """``@idempotent(key=...)`` is called with the call's arguments: parameters with defaults
     may be left out, positional-only and keyword-only ones keep their kind."""
-    text = (REFUSED_HEAD + "@retry(stop=stop_after_attempt(4))\n"
-            "async def run_billing(text: str, /, request_id: str = '', retries: int = 2, *, model: str = 'x') -> str:\n"
-            "    return (await Runner.run(billing, text)).final_output\n")
+    text = (
+        REFUSED_HEAD + "@retry(stop=stop_after_attempt(4))\n"
+        "async def run_billing(text: str, /, request_id: str = '', retries: int = 2, *, model: str = 'x') -> str:\n"
+        "    return (await Runner.run(billing, text)).final_output\n"
+    )
     outcome, fixed, error = fix_text(text, frozenset({"DUP501"}))
     assert error is None and len(outcome.applied) == 1
-    assert ("@idempotent(key=lambda text, /, request_id='', retries=None, *, model=None: request_id, "
-            'on_in_progress="wait")\n@retry(') in fixed
+    assert (
+        "@idempotent(key=lambda text, /, request_id='', retries=None, *, model=None: request_id, "
+        'on_in_progress="wait")\n@retry('
+    ) in fixed
     assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
 
 

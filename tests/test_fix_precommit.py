@@ -12,12 +12,15 @@ from test_precommit import _target, _try_repo, pytestmark, repo_under_test  # no
 
 def test_dupguard_fix_hook_fixes_the_file_and_reports_the_change(tmp_path: Path, repo_under_test: Path) -> None:
     folder = RULES_DIR / "DUP301-duplicate-tool"
-    target = _target(tmp_path, {
-        # the example also trips DUP302 (both tools are named "search"), which has no fix
-        "pyproject.toml": '[tool.dupguard]\nselect = ["DUP301"]\n',
-        "tools_app.py": unmarked_bad(folder),
-        "clean_app.py": (folder / "good.py").read_text(),
-    })
+    target = _target(
+        tmp_path,
+        {
+            # the example also trips DUP302 (both tools are named "search"), which has no fix
+            "pyproject.toml": '[tool.dupguard]\nselect = ["DUP301"]\n',
+            "tools_app.py": unmarked_bad(folder),
+            "clean_app.py": (folder / "good.py").read_text(),
+        },
+    )
     first = _try_repo(repo_under_test, target, "dupguard-fix", "tools_app.py", "clean_app.py")
     out = first.stdout.decode()
     assert first.returncode == 1, out + first.stderr.decode()

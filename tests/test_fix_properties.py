@@ -20,13 +20,14 @@ from pathlib import Path
 import hypothesmith
 import libcst as cst
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from linthelpers import ROOT, rule_folders
 from dupguard.config import Settings
 from dupguard.engine import lint_text
 from dupguard.fixer import fix_bytes
 from dupguard.rulemeta import all_rules
+from linthelpers import ROOT, rule_folders
 
 MARKER = re.compile(r"[ \t]*#\s*error:\s*DUP\d{3}(?:\s*,\s*DUP\d{3})*")
 SETTINGS = Settings()
@@ -65,8 +66,12 @@ def check_fix_is_safe(name: str, data: bytes) -> tuple[str, bool]:
 
 # ----------------------------------------------------------------------------- generated programs
 
-SLOW = settings(max_examples=20, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+SLOW = settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
 
 
 @SLOW
@@ -85,8 +90,12 @@ def test_generated_programs_from_the_grammar(source: str) -> None:
     check_fix_is_safe("generated.py", data)
 
 
-@settings(max_examples=8, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
 @given(prefix=hypothesmith.from_node(), bad=st.sampled_from(BAD_FILES))
 def test_generated_code_around_a_bad_file(prefix: str, bad: Path) -> None:
     """Odd surrounding code (from hypothesmith) must not make any fix produce broken code."""
@@ -96,6 +105,7 @@ def test_generated_code_around_a_bad_file(prefix: str, bad: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- real files
+
 
 def test_every_bad_file_and_every_corpus_file() -> None:
     files = BAD_FILES + CORPUS
@@ -109,6 +119,7 @@ def test_every_bad_file_and_every_corpus_file() -> None:
 
 # ----------------------------------------------------------------------------- formatting variants
 
+
 def _statements(source: str) -> list[ast.stmt]:
     return [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.stmt)]
 
@@ -116,9 +127,26 @@ def _statements(source: str) -> list[ast.stmt]:
 def _with_comments(lines: list[str], source: str) -> tuple[list[str], list[int | None]]:
     """An own-line comment before every statement; a trailing one on single-line simple ones."""
     starts = {s.lineno for s in _statements(source)}
-    tails = {s.lineno for s in _statements(source) if s.lineno == s.end_lineno
-             and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For,
-                                    ast.While, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Try))}
+    tails = {
+        s.lineno
+        for s in _statements(source)
+        if s.lineno == s.end_lineno
+        and not isinstance(
+            s,
+            (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.If,
+                ast.For,
+                ast.While,
+                ast.With,
+                ast.AsyncWith,
+                ast.AsyncFor,
+                ast.Try,
+            ),
+        )
+    }
     out: list[str] = []
     mapping: list[int | None] = []
     for number, line in enumerate(lines, start=1):
@@ -147,8 +175,9 @@ def _with_blank_lines(lines: list[str], source: str) -> tuple[list[str], list[in
 
 
 def _tabs(text: str) -> str:
-    return "".join(re.sub(r"^(?:    )+", lambda m: "\t" * (len(m.group(0)) // 4), line)
-                   for line in text.splitlines(keepends=True))
+    return "".join(
+        re.sub(r"^(?:    )+", lambda m: "\t" * (len(m.group(0)) // 4), line) for line in text.splitlines(keepends=True)
+    )
 
 
 def _fix(data: bytes, code: str) -> bytes:

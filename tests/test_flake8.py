@@ -9,8 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from linthelpers import ROOT, rule_folders, run_cli
 
 FLAKE8_LINE = re.compile(r"^(?P<file>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>DUP\d{3}) (?P<msg>.*)$")
@@ -68,8 +66,9 @@ def test_flake8_select_ignore_and_noqa(tmp_path: Path) -> None:
 
 
 def test_flake8_honours_catalog_extensions(tmp_path: Path) -> None:
-    (tmp_path / "app.py").write_text(textwrap.dedent(
-        """\
+    (tmp_path / "app.py").write_text(
+        textwrap.dedent(
+            """\
         from flask import Flask
         from mycompany.bots import SupportBot
 
@@ -81,7 +80,10 @@ def test_flake8_honours_catalog_extensions(tmp_path: Path) -> None:
         def chat():
             return bot.chat("hi")
         """
-    ))
-    (tmp_path / "pyproject.toml").write_text('[tool.dupguard]\nextend-stateful-agents = ["mycompany.bots.SupportBot"]\n')
+        )
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dupguard]\nextend-stateful-agents = ["mycompany.bots.SupportBot"]\n'
+    )
     proc = _flake8("--select", "DUP", "app.py", cwd=tmp_path)
     assert {(row, code) for _, row, _, code, _ in _parse(proc.stdout.decode())} == {(5, "DUP101")}

@@ -9,9 +9,25 @@ from dupguard.semantic.model import string_value
 from linthelpers import ROOT
 
 EDGE_CASES = [
-    '"a"', "'b'", '""', "''", '"""c"""', "'''d'''", "''''''", '"it\'s"', "'say \"hi\"'",
-    'b"x"', 'u"x"', 'r"\\d"', 'R"x"', 'rb"\\x"', '"\\n"', '"\\u00e9"', '"""two\nlines"""',
-    '"""crlf\r\nlines"""', "'''a\\\nb'''",
+    '"a"',
+    "'b'",
+    '""',
+    "''",
+    '"""c"""',
+    "'''d'''",
+    "''''''",
+    '"it\'s"',
+    "'say \"hi\"'",
+    'b"x"',
+    'u"x"',
+    'r"\\d"',
+    'R"x"',
+    'rb"\\x"',
+    '"\\n"',
+    '"\\u00e9"',
+    '"""two\nlines"""',
+    '"""crlf\r\nlines"""',
+    "'''a\\\nb'''",
 ]
 
 

@@ -47,8 +47,11 @@ def test_factories_build_what_the_classes_build(name: str) -> None:
     assert make(**everything).deep_equals(kind(**everything))
     # positionally, and with the defaults: the same parameters as the class
     assert make(*everything.values()).deep_equals(example)
-    required = {f.name: everything[f.name] for f in fields
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    required = {
+        f.name: everything[f.name]
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
     built = make(**required)
     assert built.deep_equals(kind(**required))
     for f in fields:
@@ -89,7 +92,10 @@ def _example(kind: type) -> cst.CSTNode:
     return found[0]
 
 
-@pytest.mark.parametrize("source", [b"x = 1\r\n", "\ufeffimport os\n".encode("utf-8"), "# -*- coding: latin-1 -*-\ns = '\xe9'\n".encode("latin-1")])
+@pytest.mark.parametrize(
+    "source",
+    [b"x = 1\r\n", "\ufeffimport os\n".encode("utf-8"), "# -*- coding: latin-1 -*-\ns = '\xe9'\n".encode("latin-1")],
+)
 def test_bytes_keep_their_encoding_and_newlines(source: bytes) -> None:
     fast, plain = parse_module(source), cst.parse_module(source)
     assert fast.deep_equals(plain) and fast.encoding == plain.encoding and fast.bytes == source

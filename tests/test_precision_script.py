@@ -4,6 +4,7 @@ The linter's CLI is replaced by saved JSON reports (``--findings``) or a fake ``
 package put first on ``PYTHONPATH`` for the subprocess path, so these tests exercise the real
 script end to end without depending on the rules being implemented.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -38,8 +39,7 @@ LABELS = {
 
 
 def test_exact_matches_are_true_positives():
-    result = precision.score([("dev/a.py", "DUP101", 9), ("dev/a.py", "DUP102", 8)],
-                             {"dev/a.py": LABELS["dev/a.py"]})
+    result = precision.score([("dev/a.py", "DUP101", 9), ("dev/a.py", "DUP102", 8)], {"dev/a.py": LABELS["dev/a.py"]})
     assert result.per_rule["DUP101"].tp == 1 and result.per_rule["DUP102"].tp == 1
     assert result.overall.precision == 1.0 and result.overall.recall == 1.0
     assert result.false_positives == [] and result.false_negatives == []
@@ -47,15 +47,19 @@ def test_exact_matches_are_true_positives():
 
 def test_wrong_row_wrong_code_and_clean_file_count_as_errors():
     findings = [
-        {"file": "dev/a.py", "code": "DUP101", "row": 10},   # off by one: FP + FN
-        {"file": "dev/a.py", "code": "DUP201", "row": 8},    # right row, wrong rule: FP
+        {"file": "dev/a.py", "code": "DUP101", "row": 10},  # off by one: FP + FN
+        {"file": "dev/a.py", "code": "DUP201", "row": 8},  # right row, wrong rule: FP
         {"file": "dev/clean.py", "code": "DUP101", "row": 3},
     ]
     result = precision.score(findings, LABELS)
     assert result.per_rule["DUP101"].tp == 0
     assert result.per_rule["DUP101"].fp == 2 and result.per_rule["DUP201"].fp == 1
-    assert sorted(result.false_negatives) == [("dev/a.py", "DUP101", 9), ("dev/a.py", "DUP102", 8),
-                                              ("dev/b.py", "DUP301", 4), ("dev/b.py", "DUP301", 4)]
+    assert sorted(result.false_negatives) == [
+        ("dev/a.py", "DUP101", 9),
+        ("dev/a.py", "DUP102", 8),
+        ("dev/b.py", "DUP301", 4),
+        ("dev/b.py", "DUP301", 4),
+    ]
     assert result.overall.tp == 0 and result.overall.fp == 3 and result.overall.fn == 4
     assert result.overall.precision == 0.0 and result.overall.recall == 0.0
 
@@ -101,7 +105,8 @@ def _write_corpus(tmp_path: Path) -> Path:
     (corpus / "dev" / "a.py").write_text("x = 1\n" * 10)
     (corpus / "dev" / "clean.py").write_text("y = 2\n")
     (corpus / "holdout" / "h.py").write_text("z = 3\n" * 5)
-    (corpus / "labels.toml").write_text(textwrap.dedent("""\
+    (corpus / "labels.toml").write_text(
+        textwrap.dedent("""\
         ["dev/a.py"]
         DUP101 = [9]
         DUP102 = [8]
@@ -110,28 +115,34 @@ def _write_corpus(tmp_path: Path) -> Path:
 
         ["holdout/h.py"]
         DUP505 = [2]
-    """))
+    """)
+    )
     return corpus
 
 
 def _run(*args, env=None):
-    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def test_cli_scores_saved_report_per_split_and_writes_json(tmp_path):
     corpus = _write_corpus(tmp_path)
     report = tmp_path / "findings.json"
-    report.write_text(json.dumps([
-        {"code": "DUP101", "filename": "dev/a.py", "location": {"row": 9, "column": 1}},
-        {"code": "DUP103", "filename": "dev/clean.py", "location": {"row": 1, "column": 5}},
-        {"code": "DUP505", "filename": "holdout/h.py", "location": {"row": 2, "column": 1}},
-    ]))
+    report.write_text(
+        json.dumps(
+            [
+                {"code": "DUP101", "filename": "dev/a.py", "location": {"row": 9, "column": 1}},
+                {"code": "DUP103", "filename": "dev/clean.py", "location": {"row": 1, "column": 5}},
+                {"code": "DUP505", "filename": "holdout/h.py", "location": {"row": 2, "column": 1}},
+            ]
+        )
+    )
     out = tmp_path / "figures.json"
     proc = _run("--corpus", corpus, "--split", "all", "--findings", report, "--json", out)
     assert proc.returncode == 0, proc.stderr
-    assert "dev/clean.py:1: DUP103" in proc.stdout        # FP listed with file:line
-    assert "dev/a.py:8: DUP102" in proc.stdout            # FN listed with file:line
+    assert "dev/clean.py:1: DUP103" in proc.stdout  # FP listed with file:line
+    assert "dev/a.py:8: DUP102" in proc.stdout  # FN listed with file:line
     figures = json.loads(out.read_text())
     assert figures["splits"]["dev"]["overall"] == {"tp": 1, "fp": 1, "fn": 1, "precision": 0.5, "recall": 0.5}
     assert figures["splits"]["holdout"]["overall"]["tp"] == 1
@@ -141,9 +152,13 @@ def test_cli_scores_saved_report_per_split_and_writes_json(tmp_path):
 def test_cli_thresholds_set_the_exit_status(tmp_path):
     corpus = _write_corpus(tmp_path)
     report = tmp_path / "findings.json"
-    report.write_text(json.dumps([
-        {"code": "DUP101", "filename": "dev/a.py", "location": {"row": 9, "column": 1}},
-    ]))
+    report.write_text(
+        json.dumps(
+            [
+                {"code": "DUP101", "filename": "dev/a.py", "location": {"row": 9, "column": 1}},
+            ]
+        )
+    )
     base = ("--corpus", corpus, "--split", "dev", "--findings", report)
     assert _run(*base).returncode == 0
     assert _run(*base, "--min-precision", "1.0").returncode == 0
@@ -157,7 +172,8 @@ def test_cli_runs_the_linter_module_as_a_subprocess(tmp_path):
     fake = tmp_path / "fake" / "dupguard"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("")
-    (fake / "__main__.py").write_text(textwrap.dedent("""\
+    (fake / "__main__.py").write_text(
+        textwrap.dedent("""\
         import json, os, sys
         args = sys.argv[1:]
         assert args[:5] == ["check", "--no-cache", "--output-format", "json", "--exit-zero"], args
@@ -165,7 +181,8 @@ def test_cli_runs_the_linter_module_as_a_subprocess(tmp_path):
         assert os.path.isabs(target) and os.getcwd() != os.path.dirname(target)
         print(json.dumps([{"code": "DUP101", "filename": os.path.join(target, "a.py"),
                            "location": {"row": 9, "column": 1}}]))
-    """))
+    """)
+    )
     env = dict(os.environ, PYTHONPATH=str(fake.parent))
     proc = _run("--corpus", corpus, "--split", "dev", env=env)
     assert proc.returncode == 0, proc.stderr

@@ -24,8 +24,13 @@ def repo_under_test(tmp_path: Path) -> Path:
     """A clean copy of this checkout's committed tree plus the working changes, as a git repo:
     try-repo installs the hook from it the way users would."""
     src = tmp_path / "dupguard-src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info",
-                                                             ".dupguard_cache", "bench", "tests"))
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "__pycache__", "*.egg-info", ".dupguard_cache", "bench", "tests"
+        ),
+    )
     _git("init", "-q", cwd=src)
     _git("add", "-A", cwd=src)
     _git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "snapshot", cwd=src)
@@ -43,10 +48,17 @@ def _target(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _try_repo(src: Path, target: Path, hook: str, *files: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(target.parent / "pre-commit-home"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(target.parent / "pre-commit-home"),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(src), hook, "--files", *files],
-        cwd=target, capture_output=True, env=env, timeout=600,
+        cwd=target,
+        capture_output=True,
+        env=env,
+        timeout=600,
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 from dupguard.config import Settings
 from dupguard.engine import lint_text
 
-RETRY = textwrap.dedent('''
+RETRY = textwrap.dedent("""
     from llama_index.core.agent import ReActAgent
     from myapp.dedup import first_time
 
@@ -27,9 +27,9 @@ RETRY = textwrap.dedent('''
                 return await agent.achat(payload["message"])
             except TimeoutError:
                 continue
-''')
+""")
 
-TASK = textwrap.dedent('''
+TASK = textwrap.dedent("""
     from celery import shared_task
     from smolagents import InferenceClientModel, ToolCallingAgent
     from myapp.dedup import first_time
@@ -40,9 +40,9 @@ TASK = textwrap.dedent('''
             return None
         agent = ToolCallingAgent(tools=[], model=InferenceClientModel())
         return agent.run(region)
-''')
+""")
 
-LOOP = textwrap.dedent('''
+LOOP = textwrap.dedent("""
     import json
     from openai import OpenAI
     from myapp.dedup import first_time
@@ -58,7 +58,7 @@ LOOP = textwrap.dedent('''
             for call in msg.tool_calls:
                 if first_time(call.id):
                     DISPATCH[call.function.name](**json.loads(call.function.arguments))
-''')
+""")
 
 
 @pytest.mark.parametrize(("code", "source"), [("DUP501", RETRY), ("DUP504", TASK), ("DUP505", LOOP)])

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from linthelpers import expected_markers, rule_folders
 from dupguard.config import Settings
 from dupguard.engine import lint_text
+from linthelpers import expected_markers, rule_folders
 
 FOLDERS = rule_folders()
 IDS = [f.name for f in FOLDERS]
@@ -48,15 +48,21 @@ def test_noqa_copy_of_bad_is_clean(folder: Path) -> None:
     code = _code(folder)
     lines = (folder / "bad.py").read_text(encoding="utf-8").splitlines()
     marked = {row for row, c in expected_markers(folder / "bad.py") if c == code}
-    text = "\n".join(
-        line.split("# error:")[0].rstrip() + f"  # noqa: {code}" if row in marked else line
-        for row, line in enumerate(lines, start=1)
-    ) + "\n"
+    text = (
+        "\n".join(
+            line.split("# error:")[0].rstrip() + f"  # noqa: {code}" if row in marked else line
+            for row, line in enumerate(lines, start=1)
+        )
+        + "\n"
+    )
     assert _lint(folder / "bad.py", text, frozenset({code})) == []
 
 
-@pytest.mark.parametrize("folder", [f for f in FOLDERS if (f / "fixed.py").exists()],
-                         ids=[f.name for f in FOLDERS if (f / "fixed.py").exists()])
+@pytest.mark.parametrize(
+    "folder",
+    [f for f in FOLDERS if (f / "fixed.py").exists()],
+    ids=[f.name for f in FOLDERS if (f / "fixed.py").exists()],
+)
 def test_fixed_is_clean_and_compiles(folder: Path) -> None:
     source = (folder / "fixed.py").read_text(encoding="utf-8")
     compile(source, str(folder / "fixed.py"), "exec")
@@ -77,7 +83,15 @@ def test_folder_is_complete(folder: Path) -> None:
     assert folder.name == f"{meta['code']}-{meta['name']}"
     assert meta["code"] in rule_codes()  # the codes linting uses come from the folder names
     doc = (folder / "doc.md").read_text(encoding="utf-8")
-    for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options", "References"):
+    for heading in (
+        "What it does",
+        "Why is this bad?",
+        "Example",
+        "Use instead",
+        "Fix safety",
+        "Options",
+        "References",
+    ):
         assert f"## {heading}" in doc, f"{folder.name}/doc.md lacks '## {heading}'"
     assert meta["fix"] in ("none", "safe", "unsafe")
     if meta["fix"] == "none":

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from linthelpers import ROOT, expected_markers
 from dupguard.config import Settings
 from dupguard.engine import lint_text
+from linthelpers import ROOT, expected_markers
 
 SEEDS = sorted((ROOT / "tests" / "data" / "seeds").glob("*.py"))
 

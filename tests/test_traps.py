@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from linthelpers import ROOT
 from dupguard.config import Settings
 from dupguard.engine import lint_text
+from linthelpers import ROOT
 
 TRAPS = sorted((ROOT / "tests" / "data" / "traps").glob("*.py"))
 

@@ -50,9 +50,11 @@ class Reference(cst.CSTVisitor):
 
 def _recorder(names: set[str] | None = None) -> type:
     """A walker that records every hook, or only the hooks of the node types in ``names``."""
+
     def hook(kind: str, name: str) -> object:
-        def record(self, node: cst.CSTNode) -> None:  # noqa: ANN001
+        def record(self, node: cst.CSTNode) -> None:
             self.calls.append((kind, name, id(node)))
+
         return record
 
     methods: dict[str, object] = {}
@@ -145,10 +147,19 @@ if __name__ == "__main__":  # python tests/test_visitor.py FILE...: report the f
     for arg in sys.argv[1:]:
         try:
             ours, reference = hook_sequences(Path(arg).read_text(encoding="utf-8"))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(arg, "skipped:", type(exc).__name__)
             continue
         if ours != reference:
-            at = next(i for i, (a, b) in enumerate(zip(ours, reference)) if a != b) if any(
-                a != b for a, b in zip(ours, reference)) else min(len(ours), len(reference))
-            print("differs:", [c[:2] for c in ours[at - 1:at + 2]], "libcst:", [c[:2] for c in reference[at - 1:at + 2]], arg)
+            at = (
+                next(i for i, (a, b) in enumerate(zip(ours, reference)) if a != b)
+                if any(a != b for a, b in zip(ours, reference))
+                else min(len(ours), len(reference))
+            )
+            print(
+                "differs:",
+                [c[:2] for c in ours[at - 1 : at + 2]],
+                "libcst:",
+                [c[:2] for c in reference[at - 1 : at + 2]],
+                arg,
+            )

@@ -10,7 +10,8 @@ import argparse
 import functools
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 from .config import OUTPUT_FORMATS, ConfigError, parse_table, resolve
@@ -24,15 +25,27 @@ def _codes(value: str) -> list[str]:
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--select", type=_codes, metavar="CODES", help="rule codes or prefixes to enable (replaces the config)")
+    parser.add_argument(
+        "--select", type=_codes, metavar="CODES", help="rule codes or prefixes to enable (replaces the config)"
+    )
     parser.add_argument("--extend-select", type=_codes, metavar="CODES", help="codes or prefixes to enable in addition")
     parser.add_argument("--ignore", type=_codes, metavar="CODES", help="codes or prefixes to disable")
-    parser.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODES",
-                        help="disable codes for files matching a glob, e.g. 'tests/*:DUP101,DUP3' (repeatable)")
-    parser.add_argument("--exclude", type=_codes, metavar="PATTERNS", help="gitignore-style patterns to skip (replaces the defaults)")
+    parser.add_argument(
+        "--per-file-ignores",
+        action="append",
+        metavar="GLOB:CODES",
+        help="disable codes for files matching a glob, e.g. 'tests/*:DUP101,DUP3' (repeatable)",
+    )
+    parser.add_argument(
+        "--exclude", type=_codes, metavar="PATTERNS", help="gitignore-style patterns to skip (replaces the defaults)"
+    )
     parser.add_argument("--extend-exclude", type=_codes, metavar="PATTERNS", help="patterns to skip in addition")
-    parser.add_argument("--force-exclude", action="store_true", default=None,
-                        help="apply exclusions to files named on the command line too (for pre-commit)")
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        default=None,
+        help="apply exclusions to files named on the command line too (for pre-commit)",
+    )
     parser.add_argument("--config", metavar="PATH", help="use this pyproject.toml or dupguard.toml")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
 
@@ -40,12 +53,22 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
 def _add_fix_options(parser: argparse.ArgumentParser, *, alias: bool = False) -> None:
     if alias:
         parser.add_argument("--fix", action="store_true", help="apply fixes (same as `dupguard fix`)")
-    parser.add_argument("--diff", action="store_true",
-                        help="print the fixes as a unified diff and write nothing (exit 1 if any)")
-    parser.add_argument("--unsafe-fixes", action="store_true", default=None, dest="unsafe_fixes",
-                        help="also apply fixes that may change behaviour")
-    parser.add_argument("--no-unsafe-fixes", action="store_false", dest="unsafe_fixes",
-                        help="never apply unsafe fixes (overrides the config)")
+    parser.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff and write nothing (exit 1 if any)"
+    )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        default=None,
+        dest="unsafe_fixes",
+        help="also apply fixes that may change behaviour",
+    )
+    parser.add_argument(
+        "--no-unsafe-fixes",
+        action="store_false",
+        dest="unsafe_fixes",
+        help="never apply unsafe fixes (overrides the config)",
+    )
     parser.add_argument("--fixable", type=_codes, metavar="CODES", help="codes or prefixes that may be fixed")
     parser.add_argument("--unfixable", type=_codes, metavar="CODES", help="codes or prefixes never to fix")
     parser.add_argument("--show-fixes", action="store_true", help="list every fix that was applied")
@@ -56,8 +79,9 @@ class _Formatter(argparse.HelpFormatter):
     the one-file pre-commit start-up, target 6). argparse makes one per ``add_argument``; the
     width is what ``shutil.get_terminal_size`` would give, found once per run."""
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
 
 
@@ -77,12 +101,16 @@ def _terminal_columns() -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="dupguard", formatter_class=_Formatter,
+        prog="dupguard",
+        formatter_class=_Formatter,
         description="Find the code that makes LLM agents execute the same tool call twice.",
     )
     parser.add_argument("--version", action="version", version=f"dupguard {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
+    sub = parser.add_subparsers(
+        dest="command",
+        metavar="COMMAND",
+        parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter),
+    )
 
     check = sub.add_parser("check", help="lint files and directories")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories; '-' reads stdin")
@@ -99,8 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fix_options(check, alias=True)
 
     fix = sub.add_parser("fix", help="apply the rules' fixes (unsafe ones only with --unsafe-fixes)")
-    fix.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                     help="files or directories; '-' reads stdin and writes the fixed source to stdout")
+    fix.add_argument(
+        "paths",
+        nargs="*",
+        default=["."],
+        metavar="PATH",
+        help="files or directories; '-' reads stdin and writes the fixed source to stdout",
+    )
     _add_selection(fix)
     _add_fix_options(fix)
     fix.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
@@ -175,18 +208,27 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_fix(args: argparse.Namespace) -> int:
     from .fixer import run_command
 
-    table: dict[str, Any] = {key: getattr(args, key) for key in ("fixable", "unfixable")
-                             if getattr(args, key, None) is not None}
+    table: dict[str, Any] = {
+        key: getattr(args, key) for key in ("fixable", "unfixable") if getattr(args, key, None) is not None
+    }
     if args.unsafe_fixes is not None:
         table["unsafe-fixes"] = args.unsafe_fixes
     overrides = {**_overrides(args), **parse_table(table, source="command line")}
     settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
     paths = [p for p in args.paths if p != "-"]
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
-    return run_command(paths, settings, unsafe=settings.unsafe_fixes, diff=args.diff,
-                       show_fixes=args.show_fixes, quiet=args.quiet, exit_zero=args.exit_zero,
-                       output_format=getattr(args, "output_format", None) or settings.output_format,
-                       stdin=stdin, jobs=args.jobs)
+    return run_command(
+        paths,
+        settings,
+        unsafe=settings.unsafe_fixes,
+        diff=args.diff,
+        show_fixes=args.show_fixes,
+        quiet=args.quiet,
+        exit_zero=args.exit_zero,
+        output_format=getattr(args, "output_format", None) or settings.output_format,
+        stdin=stdin,
+        jobs=args.jobs,
+    )
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:
@@ -230,7 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a traceback for users; one line, exit 2
         if os.environ.get("DUPGUARD_DEBUG"):
             raise
-        print(f"dupguard: internal error: {type(exc).__name__}: {exc} (set DUPGUARD_DEBUG=1 for details)", file=sys.stderr)
+        print(
+            f"dupguard: internal error: {type(exc).__name__}: {exc} (set DUPGUARD_DEBUG=1 for details)", file=sys.stderr
+        )
         return 2
 
 

@@ -16,9 +16,28 @@ from typing import Any, NamedTuple
 
 OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "json-lines", "sarif", "github")
 DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox",
-    ".pants.d", ".pytype", ".ruff_cache", ".dupguard_cache", ".svn", ".tox", ".venv",
-    "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytype",
+    ".ruff_cache",
+    ".dupguard_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
     "venv",
 )
 
@@ -66,8 +85,11 @@ class Settings(NamedTuple):
         relevant = {
             "codes": sorted(self.enabled_codes()),
             "catalog": [
-                self.extend_stateful_agents, self.extend_stateless, self.extend_memory_classes,
-                self.extend_handler_decorators, self.extend_idempotency_guards,
+                self.extend_stateful_agents,
+                self.extend_stateless,
+                self.extend_memory_classes,
+                self.extend_handler_decorators,
+                self.extend_idempotency_guards,
             ],
             "fixes": self.with_fixes,
         }
@@ -97,8 +119,13 @@ def code_matches(code: str, prefixes: tuple[str, ...] | list[str]) -> bool:
 
 _CODE_LIST_KEYS = ("select", "extend-select", "ignore", "fixable", "unfixable")
 _STR_LIST_KEYS = (
-    "exclude", "extend-exclude", "extend-stateful-agents", "extend-stateless",
-    "extend-memory-classes", "extend-handler-decorators", "extend-idempotency-guards",
+    "exclude",
+    "extend-exclude",
+    "extend-stateful-agents",
+    "extend-stateless",
+    "extend-memory-classes",
+    "extend-handler-decorators",
+    "extend-idempotency-guards",
 )
 _BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
 _STR_KEYS = ("cache-dir",)
@@ -107,7 +134,7 @@ ALL_KEYS = _CODE_LIST_KEYS + _STR_LIST_KEYS + _BOOL_KEYS + _STR_KEYS + ("per-fil
 
 def _check_codes(key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{key}: expected a list of rule codes or prefixes such as [\"DUP1\", \"DUP301\"], got {value!r}")
+        raise ConfigError(f'{key}: expected a list of rule codes or prefixes such as ["DUP1", "DUP301"], got {value!r}')
     codes = known_codes()
     for item in value:
         if item == "ALL":
@@ -129,7 +156,7 @@ def _check_dotted(key: str, value: Any) -> tuple[str, ...]:
     items = _check_strs(key, value)
     for item in items:
         if not all(part.isidentifier() for part in item.split(".")):
-            raise ConfigError(f"{key}: {item!r} is not a qualified name such as \"mypkg.agents.SupportAgent\"")
+            raise ConfigError(f'{key}: {item!r} is not a qualified name such as "mypkg.agents.SupportAgent"')
     return items
 
 
@@ -173,6 +200,7 @@ def parse_table(table: dict[str, Any], *, source: str) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- discovery
+
 
 def find_config(start: Path) -> Path | None:
     """The nearest ``dupguard.toml`` or ``pyproject.toml`` with a ``[tool.dupguard]`` table."""

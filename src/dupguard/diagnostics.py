@@ -58,20 +58,31 @@ class Diagnostic(NamedTuple):
     fix: Fix | None = None
 
     def to_cache(self) -> list[Any]:
-        return [self.row, self.column, self.end_row, self.end_column, self.code, self.message,
-                self.fix.to_json() if self.fix else None]
+        return [
+            self.row,
+            self.column,
+            self.end_row,
+            self.end_column,
+            self.code,
+            self.message,
+            self.fix.to_json() if self.fix else None,
+        ]
 
     @classmethod
     def from_cache(cls, filename: str, data: list[Any]) -> "Diagnostic":
         row, column, end_row, end_column, code, message, fix = data
-        return cls(filename, row, column, code, message, end_row, end_column,
-                   _fix_from_json(fix) if fix else None)
+        return cls(filename, row, column, code, message, end_row, end_column, _fix_from_json(fix) if fix else None)
 
 
 def _fix_from_json(data: dict[str, Any]) -> Fix:
     edits = tuple(
-        Edit(e["content"], e["location"]["row"], e["location"]["column"] - 1,
-             e["end_location"]["row"], e["end_location"]["column"] - 1)
+        Edit(
+            e["content"],
+            e["location"]["row"],
+            e["location"]["column"] - 1,
+            e["end_location"]["row"],
+            e["end_location"]["column"] - 1,
+        )
         for e in data["edits"]
     )
     return Fix(data["applicability"], data["message"], edits)

@@ -57,7 +57,7 @@ class LiteralSpec:
             n = len(words)
             starts = [0] if anchored else range(len(parts) - n + 1)
             for i in starts:
-                if tuple(parts[i:i + n]) == words and (i + n < len(parts) or is_dir or not dir_only):
+                if tuple(parts[i : i + n]) == words and (i + n < len(parts) or is_dir or not dir_only):
                     return True
         return False
 

@@ -38,7 +38,9 @@ def index_page(metas: dict[str, RuleMeta]) -> str:
         "|---|---|---|---|---|",
     ]
     for meta in metas.values():
-        lines.append(f"| [{meta.code}]({meta.code}.md) | {meta.name} | {meta.summary} | {meta.fix} | {meta.runtime_fix} |")
+        lines.append(
+            f"| [{meta.code}]({meta.code}.md) | {meta.name} | {meta.summary} | {meta.fix} | {meta.runtime_fix} |"
+        )
     return "\n".join(lines) + "\n"
 
 

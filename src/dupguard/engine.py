@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterable
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .config import Settings, code_matches
@@ -67,7 +68,7 @@ def decode(data: bytes, filename: str) -> str:
     except (UnicodeDecodeError, LookupError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         raise ValueError(f"cannot decode as {encoding}: {reason}") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def extra_modules(settings: Settings) -> tuple[str, ...]:
@@ -101,8 +102,9 @@ def _lint_relevant(
         raise ValueError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}") from None
     except RecursionError:
         raise ValueError("too deeply nested to parse") from None
-    pairs = analyse_module(filename, module, settings, codes, text=text, apply_noqa=apply_noqa,
-                           want_fixes=settings.with_fixes)
+    pairs = analyse_module(
+        filename, module, settings, codes, text=text, apply_noqa=apply_noqa, want_fixes=settings.with_fixes
+    )
     if not any(finding.replacement is not None for _, finding in pairs):
         return [diag for diag, _ in pairs]
     from .fixer import fix_for  # the JSON report's ``fix``: edits from the replacement
@@ -114,8 +116,14 @@ def _lint_relevant(
 
 
 def analyse_module(
-    filename: str, module, settings: Settings, codes: frozenset[str], *,
-    text: str | None = None, apply_noqa: bool = True, want_fixes: bool = True,
+    filename: str,
+    module,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    text: str | None = None,
+    apply_noqa: bool = True,
+    want_fixes: bool = True,
 ) -> list:
     """(diagnostic, finding) pairs for a parsed module, sorted, one per diagnostic: the one
     place that builds the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
@@ -228,8 +236,9 @@ class _Runner:
 
         # fork where it is safe and cheap: workers inherit what the parent has imported
         context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context,
-                                        initializer=_init_worker, initargs=(self.settings,))
+        self.pool = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(self.settings,)
+        )
 
     def _submit(self) -> None:
         if self.waiting:

@@ -26,10 +26,11 @@ import difflib
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from .config import Settings, _selected
 from .diagnostics import Diagnostic, Edit, FileError, Fix
@@ -70,7 +71,7 @@ class Outcome:
     """The result of fixing one file."""
 
     filename: str
-    module: "cst.Module"
+    module: cst.Module
     applied: list[Applied] = field(default_factory=list)
     remaining: list[Diagnostic] = field(default_factory=list)
     unsafe_hidden: int = 0  # remaining findings with an unsafe fix that was not enabled
@@ -80,6 +81,7 @@ class Outcome:
 
 
 # ----------------------------------------------------------------------------- policy
+
 
 def applicability(code: str) -> str | None:
     """``"safe"``, ``"unsafe"`` or None (no fix), from the rule's ``rule.toml``."""
@@ -96,8 +98,10 @@ def fixable(code: str, settings: Settings) -> bool:
 
 # ----------------------------------------------------------------------------- analysis
 
-def analyse(filename: str, module: "cst.Module", settings: Settings,
-            codes: frozenset[str]) -> list[tuple[Diagnostic, "Finding"]]:
+
+def analyse(
+    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str]
+) -> list[tuple[Diagnostic, Finding]]:
     """Lint an already parsed module, keeping the findings with their replacements."""
     from .engine import analyse_module, extra_modules
     from .prefilter import might_matter
@@ -109,7 +113,7 @@ def analyse(filename: str, module: "cst.Module", settings: Settings,
     return analyse_module(filename, module, settings, codes, text=text)
 
 
-def replacement_edits(module: "cst.Module", replacement: tuple, old_code: str | None = None) -> tuple[TextEdit, ...]:
+def replacement_edits(module: cst.Module, replacement: tuple, old_code: str | None = None) -> tuple[TextEdit, ...]:
     """The minimal text edits that turn ``module`` into ``module`` with ``replacement`` applied."""
     import libcst as cst
 
@@ -142,12 +146,12 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
     for line in a:
         starts.append(starts[-1] + len(line))
     edits = []
-    matcher = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
+    matcher = difflib.SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         start, end = starts[head + i1], starts[head + i2]
-        old_part, new_part = old[start:end], "".join(b[head + j1:head + j2])
+        old_part, new_part = old[start:end], "".join(b[head + j1 : head + j2])
         prefix = 0
         limit = min(len(old_part), len(new_part))
         while prefix < limit and old_part[prefix] == new_part[prefix]:
@@ -155,20 +159,20 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
         suffix = 0
         while suffix < limit - prefix and old_part[-1 - suffix] == new_part[-1 - suffix]:
             suffix += 1
-        edits.append(TextEdit(start + prefix, end - suffix, new_part[prefix:len(new_part) - suffix]))
+        edits.append(TextEdit(start + prefix, end - suffix, new_part[prefix : len(new_part) - suffix]))
     return tuple(edits)
 
 
 def apply_edits(code: str, edits: Iterable[TextEdit]) -> str:
     for edit in sorted(set(edits), reverse=True):
-        code = code[:edit.start] + edit.content + code[edit.end:]
+        code = code[: edit.start] + edit.content + code[edit.end :]
     return code
 
 
 _CODE: list = []
 
 
-def fix_for(module: "cst.Module", code: str, finding: "Finding") -> Fix | None:
+def fix_for(module: cst.Module, code: str, finding: Finding) -> Fix | None:
     """``Diagnostic.fix`` for the JSON report: applicability, message, row/column edits."""
     kind = applicability(code)
     if kind is None or finding.replacement is None:
@@ -208,6 +212,7 @@ def _row_col(starts: list[int], offset: int) -> tuple[int, int]:
 
 # ----------------------------------------------------------------------------- the loop
 
+
 def _conflicts(edits: tuple[TextEdit, ...], taken: set[TextEdit]) -> bool:
     for edit in edits:
         for other in taken:
@@ -226,8 +231,9 @@ def _compiles(code: str, filename: str) -> bool:
     return True
 
 
-def fix_module(filename: str, module: "cst.Module", settings: Settings, codes: frozenset[str],
-               *, unsafe: bool) -> Outcome:
+def fix_module(
+    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], *, unsafe: bool
+) -> Outcome:
     """Fix one parsed module; on any failure the outcome holds the original module and an error."""
     import libcst as cst
 
@@ -262,9 +268,14 @@ def fix_module(filename: str, module: "cst.Module", settings: Settings, codes: f
             return Outcome(filename, module, applied, [d for d, _ in pairs], hidden, skipped, None, number - 1)
         if number > MAX_PASSES:
             rules = ", ".join(sorted({d.code for d, *_ in candidates}))
-            return Outcome(filename, original, [], [d for d, _ in analyse(filename, original, settings, codes)],
-                           error=f"fixes for {rules} did not settle after {MAX_PASSES} passes; file left unchanged",
-                           passes=MAX_PASSES)
+            return Outcome(
+                filename,
+                original,
+                [],
+                [d for d, _ in analyse(filename, original, settings, codes)],
+                error=f"fixes for {rules} did not settle after {MAX_PASSES} passes; file left unchanged",
+                passes=MAX_PASSES,
+            )
         taken: set[TextEdit] = set()
         chosen = []
         for candidate in candidates:
@@ -277,24 +288,37 @@ def fix_module(filename: str, module: "cst.Module", settings: Settings, codes: f
         try:
             new_module = cst.parse_module(new_code, config=module.config_for_parsing)
         except Exception as exc:
-            return Outcome(filename, original, [], [d for d, _ in analyse(filename, original, settings, codes)],
-                           error=f"the {rules} fix produced code that does not parse ({type(exc).__name__}); "
-                                 "file left unchanged, please report it", passes=number)
+            return Outcome(
+                filename,
+                original,
+                [],
+                [d for d, _ in analyse(filename, original, settings, codes)],
+                error=f"the {rules} fix produced code that does not parse ({type(exc).__name__}); "
+                "file left unchanged, please report it",
+                passes=number,
+            )
         if original_compiles is None:
             original_compiles = _compiles(original.code, filename)
         if original_compiles and not _compiles(new_code, filename):
-            return Outcome(filename, original, [], [d for d, _ in analyse(filename, original, settings, codes)],
-                           error=f"the {rules} fix produced code that does not compile; file left unchanged, "
-                                 "please report it", passes=number)
+            return Outcome(
+                filename,
+                original,
+                [],
+                [d for d, _ in analyse(filename, original, settings, codes)],
+                error=f"the {rules} fix produced code that does not compile; file left unchanged, please report it",
+                passes=number,
+            )
         for diag, finding, kind, _ in chosen:
-            applied.append(Applied(filename, diag.code, diag.row, diag.column,
-                                   finding.fix_message or "fixed", kind, number))
+            applied.append(
+                Applied(filename, diag.code, diag.row, diag.column, finding.fix_message or "fixed", kind, number)
+            )
         module = new_module
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def fix_bytes(filename: str, data: bytes, settings: Settings, codes: frozenset[str], *,
-              unsafe: bool) -> tuple[Outcome | None, bytes, str | None]:
+def fix_bytes(
+    filename: str, data: bytes, settings: Settings, codes: frozenset[str], *, unsafe: bool
+) -> tuple[Outcome | None, bytes, str | None]:
     """(outcome, new bytes, error). An input that cannot be decoded or parsed is an error.
 
     Like ``check``, a file that cannot matter (the prefilter's text test) is not parsed at
@@ -339,6 +363,7 @@ def _fix_job(job: tuple[str, bytes, Settings, frozenset[str], bool]) -> tuple[Ou
 
 
 # ----------------------------------------------------------------------------- files
+
 
 def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
     """Replace ``path``'s content with ``data`` via a temporary file in the same directory.
@@ -405,8 +430,15 @@ class RunResult:
         return [s for f in self.files if f.outcome for s in f.outcome.skipped]
 
 
-def fix_paths(files: Iterable[Path], settings: Settings, *, unsafe: bool, write: bool,
-              stdin: tuple[str, bytes] | None = None, jobs_wanted: int | None = None) -> RunResult:
+def fix_paths(
+    files: Iterable[Path],
+    settings: Settings,
+    *,
+    unsafe: bool,
+    write: bool,
+    stdin: tuple[str, bytes] | None = None,
+    jobs_wanted: int | None = None,
+) -> RunResult:
     """Fix every file; write the changed ones when ``write`` (never the stdin source)."""
     from .engine import codes_for_file
 
@@ -457,18 +489,32 @@ def unified_diff(result: FileResult) -> str:
     old = decode(result.original, result.filename)
     new = decode(result.fixed, result.filename)
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=f"a/{result.filename}", tofile=f"b/{result.filename}",
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{result.filename}",
+        tofile=f"b/{result.filename}",
     )
-    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 # ----------------------------------------------------------------------------- command
 
-def run_command(paths: list[str], settings: Settings, *, unsafe: bool, diff: bool, show_fixes: bool,
-                quiet: bool = False, exit_zero: bool = False, output_format: str | None = None,
-                stdin: tuple[str, bytes] | None = None, jobs: int | None = None, out=None, err=None) -> int:
+
+def run_command(
+    paths: list[str],
+    settings: Settings,
+    *,
+    unsafe: bool,
+    diff: bool,
+    show_fixes: bool,
+    quiet: bool = False,
+    exit_zero: bool = False,
+    output_format: str | None = None,
+    stdin: tuple[str, bytes] | None = None,
+    jobs: int | None = None,
+    out=None,
+    err=None,
+) -> int:
     """``dupguard fix`` / ``check --fix``: ruff's exit codes.
 
     0: nothing left (or ``--diff`` and nothing would change); 1: findings remain after fixing
@@ -502,8 +548,10 @@ def run_command(paths: list[str], settings: Settings, *, unsafe: bool, diff: boo
         verb = "Would fix" if diff else "Fixed"
         info.write(f"{verb} {len(applied)} finding{'s' if len(applied) != 1 else ''}:\n")
         for a in applied:
-            info.write(f"  {a.filename}:{a.row}:{a.column + 1}: {a.code} {a.message}"
-                       f"{' (unsafe)' if a.applicability == 'unsafe' else ''}\n")
+            info.write(
+                f"  {a.filename}:{a.row}:{a.column + 1}: {a.code} {a.message}"
+                f"{' (unsafe)' if a.applicability == 'unsafe' else ''}\n"
+            )
     remaining = result.remaining
     reasons = {(d.filename, d.row, d.column, d.code): why for d, why in result.skipped}
     if not diff:
@@ -539,6 +587,8 @@ def _summary(fixed: int, remaining: int, hidden: int, diff: bool) -> str:
     else:
         text = "All checks passed!"
     if hidden:
-        text += (f" {hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`"
-                 f" ({'it' if hidden == 1 else 'they'} may change behaviour; review the diff).")
+        text += (
+            f" {hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`"
+            f" ({'it' if hidden == 1 else 'they'} may change behaviour; review the diff)."
+        )
     return text

@@ -9,9 +9,9 @@ file passes the prefilter.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 from . import __version__
 from .config import ConfigError, Settings, resolve

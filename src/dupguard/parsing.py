@@ -28,7 +28,7 @@ class is simply left to libcst; if it drops ``__post_init__``, this is the plain
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -39,11 +39,36 @@ _VALIDATE = cst.CSTNode.__dict__.get("__post_init__")
 # costs a compile (≈ 0.13 ms a class), which for all 344 classes would cost a small run more
 # than it saves.
 HOT_NODE_CLASSES = (
-    "SimpleWhitespace", "Name", "Newline", "TrailingWhitespace", "Dot", "Attribute",
-    "SimpleStatementLine", "Arg", "Comma", "ParenthesizedWhitespace", "Call", "EmptyLine",
-    "SimpleString", "AssignEqual", "Annotation", "AssignTarget", "Assign", "LeftSquareBracket",
-    "RightSquareBracket", "IndentedBlock", "ImportAlias", "Param", "SubscriptElement", "Index",
-    "Subscript", "Expr", "ImportFrom", "Element", "Parameters", "FunctionDef",
+    "SimpleWhitespace",
+    "Name",
+    "Newline",
+    "TrailingWhitespace",
+    "Dot",
+    "Attribute",
+    "SimpleStatementLine",
+    "Arg",
+    "Comma",
+    "ParenthesizedWhitespace",
+    "Call",
+    "EmptyLine",
+    "SimpleString",
+    "AssignEqual",
+    "Annotation",
+    "AssignTarget",
+    "Assign",
+    "LeftSquareBracket",
+    "RightSquareBracket",
+    "IndentedBlock",
+    "ImportAlias",
+    "Param",
+    "SubscriptElement",
+    "Index",
+    "Subscript",
+    "Expr",
+    "ImportFrom",
+    "Element",
+    "Parameters",
+    "FunctionDef",
 )
 
 

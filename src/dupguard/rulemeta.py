@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-
 DOCS_URL = "https://github.com/dupguard/dupguard/blob/main/docs/rules/{code}.md"
 
 

@@ -9,7 +9,6 @@ import asyncio
 import inspect
 
 import pytest
-
 from adapters_support import SideEffects
 
 

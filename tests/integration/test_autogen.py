@@ -11,31 +11,30 @@ import asyncio
 import json
 
 import pytest
-
 from adapters_support import require
 
 require("autogen_agentchat")
 require("autogen_ext.models.replay")
 
-from autogen_agentchat.agents import AssistantAgent  # noqa: E402
-from autogen_core import FunctionCall  # noqa: E402
+from autogen_agentchat.agents import AssistantAgent
+from autogen_core import FunctionCall
 from autogen_core.models import (
     CreateResult,
     FunctionExecutionResultMessage,
     ModelFamily,
     ModelInfo,
     RequestUsage,
-)  # noqa: E402,E501
-from autogen_core.tools import FunctionTool  # noqa: E402
-from autogen_ext.models.replay import ReplayChatCompletionClient  # noqa: E402
+)
+from autogen_core.tools import FunctionTool
+from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from dupguard.runtime import (
     ConcurrentInvocationError,
     InvocationGuard,
     ToolPolicy,
     TurnToolGuard,
-)  # noqa: E402
-from dupguard.runtime.adapters.autogen import AutoGenGuard  # noqa: E402
+)
+from dupguard.runtime.adapters.autogen import AutoGenGuard
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -54,9 +53,7 @@ def calls(*pairs: tuple[str, str]) -> CreateResult:
         finish_reason="function_calls",
         cached=False,
         usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
-        content=[
-            FunctionCall(id=cid, name="send_email", arguments=json.dumps({"to": to})) for cid, to in pairs
-        ],
+        content=[FunctionCall(id=cid, name="send_email", arguments=json.dumps({"to": to})) for cid, to in pairs],
     )
 
 
@@ -108,9 +105,7 @@ async def test_without_adapter_the_side_effect_repeats(effects):
 async def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
     from dupguard.runtime import MemoryBackend, ToolCallLedger
 
-    first, retry = await turn_then_retry(
-        effects, AutoGenGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1"))
-    )
+    first, retry = await turn_then_retry(effects, AutoGenGuard(ledger=ToolCallLedger(MemoryBackend(), scope="chat-1")))
     assert effects.count == 1
     one, two = results_seen(first, 1)
     assert (one.call_id, one.content, one.is_error) == ("c1", "sent email #1 to bob", False)
@@ -174,9 +169,7 @@ async def test_wait_mode_serialises_two_runs_on_one_agent(effects):
     agent = guard.protect(make_agent(model, guard.tools([make_tool(effects, 0.05)])))
     results = await asyncio.gather(agent.run(task="email bob"), agent.run(task="email eve"))
     assert [r.messages[-1].content for r in results] == ["done bob", "done eve"]
-    assert await context(agent) == expected("email bob", "b1", "bob", 1) + expected(
-        "email eve", "e1", "eve", 2
-    )
+    assert await context(agent) == expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
 
 
 async def test_run_stream_is_guarded_too(effects):
@@ -188,9 +181,7 @@ async def test_run_stream_is_guarded_too(effects):
         return [m async for m in agent.run_stream(task=task)]
 
     await asyncio.gather(drain("email bob"), drain("email eve"))
-    assert await context(agent) == expected("email bob", "b1", "bob", 1) + expected(
-        "email eve", "e1", "eve", 2
-    )
+    assert await context(agent) == expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
 
 
 async def test_throw_mode_fails_the_second_run_fast(effects):
@@ -226,9 +217,7 @@ async def test_failing_tool_is_not_hammered_in_a_turn_but_may_run_again_when_ret
     await agent.run(task="email bob")
     assert effects.count == 1
     (second,) = results_seen(model, 2)
-    assert (
-        second.call_id == "f2" and "smtp down" in second.content and "identical arguments" in second.content
-    )
+    assert second.call_id == "f2" and "smtp down" in second.content and "identical arguments" in second.content
     retry = client(calls(("f1", "bob")), "gave up again")
     await guard.protect(make_agent(retry, tools)).run(task="email bob")
     assert effects.count == 2

@@ -10,20 +10,19 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from adapters_support import require
 
 require("llama_index.core")
 
-from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
-from llama_index.core.llms import ChatMessage, MessageRole  # noqa: E402
-from llama_index.core.llms.llm import ToolSelection  # noqa: E402
-from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
-from llama_index.core.memory import ChatMemoryBuffer  # noqa: E402
-from llama_index.core.tools import FunctionTool  # noqa: E402
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.llms import ChatMessage, MessageRole
+from llama_index.core.llms.llm import ToolSelection
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.tools import FunctionTool
 
-from dupguard.runtime import ConcurrentInvocationError, InvocationGuard  # noqa: E402
-from dupguard.runtime.adapters.llamaindex import LlamaIndexGuard  # noqa: E402
+from dupguard.runtime import ConcurrentInvocationError, InvocationGuard
+from dupguard.runtime.adapters.llamaindex import LlamaIndexGuard
 
 pytestmark = [
     pytest.mark.timeout(30),
@@ -53,7 +52,7 @@ class ScriptedModel:
         # scripted, or arrive without a user message at all (the other run's turn replaced
         # it): answer without tools, so the run ends and the test can inspect the damage
         script = self.script[messages[users[-1]].content] if users else []
-        step = sum(1 for m in messages[users[-1]:] if m.role == MessageRole.ASSISTANT) if users else 0
+        step = sum(1 for m in messages[users[-1] :] if m.role == MessageRole.ASSISTANT) if users else 0
         reply = script[step] if step < len(script) else "script exhausted"
         if isinstance(reply, str):
             return ChatMessage(role=MessageRole.ASSISTANT, content=reply)
@@ -95,9 +94,7 @@ async def run_turn_then_retry(
     tools = guard.tools([tool]) if guard else [tool]
     for model in (first, retry):
         if guard and by_call_id:
-            agent = guard.agent_class(FunctionAgent)(
-                tools=tools, llm=MockFunctionCallingLLM(response_generator=model)
-            )
+            agent = guard.agent_class(FunctionAgent)(tools=tools, llm=MockFunctionCallingLLM(response_generator=model))
             await guard.run(agent, "email bob")
         elif guard:
             await guard.run(make_agent(model, tools), "email bob", turn_id="request-1")

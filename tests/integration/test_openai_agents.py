@@ -14,7 +14,6 @@ import json
 import time
 
 import pytest
-
 from adapters_support import require
 
 require("agents")
@@ -26,11 +25,11 @@ from agents import (
     SQLiteSession,
     function_tool,
     set_tracing_disabled,
-)  # noqa: E402
-from agents.items import ModelResponse  # noqa: E402
-from agents.models.interface import Model  # noqa: E402
-from agents.usage import Usage  # noqa: E402
-from openai.types.responses import (  # noqa: E402
+)
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
     ResponseFunctionToolCall,
@@ -43,8 +42,8 @@ from dupguard.runtime import (
     InvocationGuard,
     ToolPolicy,
     TurnToolGuard,
-)  # noqa: E402
-from dupguard.runtime.adapters.openai_agents import OpenAIAgentsGuard  # noqa: E402
+)
+from dupguard.runtime.adapters.openai_agents import OpenAIAgentsGuard
 
 pytestmark = pytest.mark.timeout(30)
 set_tracing_disabled(True)
@@ -120,9 +119,7 @@ class ScriptedModel(Model):
     def outputs(self, index: int) -> list[dict]:
         """The ``function_call_output`` items in the ``index``-th model input."""
         return [
-            item
-            for item in self.seen[index]
-            if isinstance(item, dict) and item.get("type") == "function_call_output"
+            item for item in self.seen[index] if isinstance(item, dict) and item.get("type") == "function_call_output"
         ]
 
 
@@ -222,9 +219,7 @@ async def test_wait_mode_serialises_two_runs_on_one_session(effects):
         guard.run(agent, "email bob", session=session), guard.run(agent, "email eve", session=session)
     )
     assert [r.final_output for r in results] == ["done bob", "done eve"]
-    assert await history(session) == expected("email bob", "b1", "bob", 1) + expected(
-        "email eve", "e1", "eve", 2
-    )
+    assert await history(session) == expected("email bob", "b1", "bob", 1) + expected("email eve", "e1", "eve", 2)
 
 
 async def test_throw_mode_fails_the_second_run_fast(effects):

@@ -4,7 +4,6 @@ under CI (``CI=true``), where the missing framework must fail the run."""
 from __future__ import annotations
 
 import pytest
-
 from adapters_support import require
 
 

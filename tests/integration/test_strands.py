@@ -14,22 +14,21 @@ import threading
 import time
 
 import pytest
-
 from adapters_support import require
 
 require("strands")
 
-from strands import Agent, tool  # noqa: E402
-from strands.models import Model  # noqa: E402
-from strands.types.exceptions import ConcurrencyException  # noqa: E402
+from strands import Agent, tool
+from strands.models import Model
+from strands.types.exceptions import ConcurrencyException
 
 from dupguard.runtime import (
     ConcurrentInvocationError,
     InvocationGuard,
     ToolPolicy,
     TurnToolGuard,
-)  # noqa: E402
-from dupguard.runtime.adapters.strands import StrandsGuard  # noqa: E402
+)
+from dupguard.runtime.adapters.strands import StrandsGuard
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -60,9 +59,7 @@ class ScriptedModel(Model):
     async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
         self.seen.append(copy.deepcopy(messages))
         last_user = max(
-            i
-            for i, m in enumerate(messages)
-            if m["role"] == "user" and any("text" in b for b in m["content"])
+            i for i, m in enumerate(messages) if m["role"] == "user" and any("text" in b for b in m["content"])
         )
         step = sum(1 for m in messages[last_user:] if m["role"] == "assistant")
         reply = self.script[messages[last_user]["content"][0]["text"]][step]
@@ -75,9 +72,7 @@ class ScriptedModel(Model):
             yield {"messageStop": {"stopReason": "end_turn"}}
             return
         for c in reply:
-            yield {
-                "contentBlockStart": {"start": {"toolUse": {"name": c["name"], "toolUseId": c["toolUseId"]}}}
-            }
+            yield {"contentBlockStart": {"start": {"toolUse": {"name": c["name"], "toolUseId": c["toolUseId"]}}}}
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(c["input"])}}}}
             yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use"}}
@@ -107,9 +102,7 @@ def text(result: dict) -> str:
     return "\n".join(b.get("text", "") for b in result["content"])
 
 
-SCRIPT = {
-    "email bob": [[call("t1", to="bob"), call("t2", to="bob")], "done", [call("t1", to="bob")], "done again"]
-}
+SCRIPT = {"email bob": [[call("t1", to="bob"), call("t2", to="bob")], "done", [call("t1", to="bob")], "done again"]}
 
 
 def run_turn_then_retry(effects, guard):
@@ -151,9 +144,7 @@ def test_duplicate_in_turn_and_retried_turn_execute_once(effects):
 def test_limit_is_a_cancelled_call_with_the_reason(effects):
     guard = StrandsGuard(turn_guard=lambda: TurnToolGuard({"send_email": ToolPolicy(max_calls=1)}))
     model = ScriptedModel({"email two": [[call("a", to="bob")], [call("b", to="eve")], "stop"]})
-    agent = guard.protect(
-        Agent(model=model, tools=[make_tool(effects)], hooks=[guard], callback_handler=None)
-    )
+    agent = guard.protect(Agent(model=model, tools=[make_tool(effects)], hooks=[guard], callback_handler=None))
     agent("email two")
     assert [c["to"] for c in effects.calls] == ["bob"]
     (refused,) = model.tool_results(2)
@@ -162,9 +153,7 @@ def test_limit_is_a_cancelled_call_with_the_reason(effects):
 
 def test_each_invocation_is_a_new_round(effects):
     guard = StrandsGuard()  # no ledger: a new turn may legitimately repeat a call
-    model = ScriptedModel(
-        {"email bob": [[call("x", to="bob")], "ok"], "again": [[call("y", to="bob")], "ok"]}
-    )
+    model = ScriptedModel({"email bob": [[call("x", to="bob")], "ok"], "again": [[call("y", to="bob")], "ok"]})
     agent = Agent(model=model, tools=[make_tool(effects)], hooks=[guard], callback_handler=None)
     agent("email bob")
     agent("again")

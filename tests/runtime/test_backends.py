@@ -38,9 +38,11 @@ def test_takeover_after_expiry_gets_higher_fence_and_fences_out_the_old_owner(ba
     new = backend.claim("k", lease=5)
     assert new.acquired and new.fence > old.fence
 
-    for late_write in (lambda: backend.complete("k", old.fence, "late", ttl=30),
-                       lambda: backend.renew("k", old.fence, lease=5),
-                       lambda: backend.release("k", old.fence)):
+    for late_write in (
+        lambda: backend.complete("k", old.fence, "late", ttl=30),
+        lambda: backend.renew("k", old.fence, lease=5),
+        lambda: backend.release("k", old.fence),
+    ):
         with pytest.raises(LeaseLost):
             late_write()
     assert backend.get("k").fence == new.fence and backend.get("k").state == "pending"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "runtime.md"
-FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```\s*$", re.M | re.S)
+FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
 
 def blocks():
@@ -84,8 +84,23 @@ def test_every_python_block_is_valid_and_runnable_ones_are_marked():
 def test_rule_codes_in_the_page_are_real():
     """Every DUPnnn named in the page exists in the rule catalogue (DESIGN §4)."""
     known = {
-        "DUP101", "DUP102", "DUP103", "DUP201", "DUP202", "DUP203", "DUP301", "DUP302", "DUP303",
-        "DUP401", "DUP402", "DUP403", "DUP501", "DUP502", "DUP503", "DUP504", "DUP505",
+        "DUP101",
+        "DUP102",
+        "DUP103",
+        "DUP201",
+        "DUP202",
+        "DUP203",
+        "DUP301",
+        "DUP302",
+        "DUP303",
+        "DUP401",
+        "DUP402",
+        "DUP403",
+        "DUP501",
+        "DUP502",
+        "DUP503",
+        "DUP504",
+        "DUP505",
     }
     used = set(re.findall(r"DUP\d{3}", DOC.read_text(encoding="utf-8")))
     assert used and used <= known, used - known
@@ -94,7 +109,7 @@ def test_rule_codes_in_the_page_are_real():
 
 
 def test_every_public_name_is_documented():
-    import dupguard.runtime as runtime
+    from dupguard import runtime
 
     text = DOC.read_text(encoding="utf-8")
     missing = [name for name in runtime.__all__ if f"`{name}" not in text and f"{name}(" not in text]
@@ -104,7 +119,7 @@ def test_every_public_name_is_documented():
 # -- the worked examples agree with the checker -----------------------------------------------
 
 EXAMPLE = re.compile(r"^# (\w+\.py) — (BROKEN|FIXED)")
-REPORTED = re.compile(r"^(\w+\.py):(\d+):(\d+): (DUP\d{3})", re.M)
+REPORTED = re.compile(r"^(\w+\.py):(\d+):(\d+): (DUP\d{3})", re.MULTILINE)
 
 
 def worked_examples():
@@ -126,12 +141,10 @@ def worked_examples():
 
 
 def implemented_codes():
-    result = subprocess.run(
-        [sys.executable, "-m", "dupguard", "rules"], capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run([sys.executable, "-m", "dupguard", "rules"], capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         pytest.skip(f"the dupguard CLI is not available here: {result.stderr[-300:]}")
-    codes = set(re.findall(r"^(DUP\d{3})\b", result.stdout, re.M))
+    codes = set(re.findall(r"^(DUP\d{3})\b", result.stdout, re.MULTILINE))
     assert codes, f"could not read the rule list from `dupguard rules`:\n{result.stdout[:500]}"
     return codes
 
@@ -149,9 +162,23 @@ def checked(tmp_path_factory):
             (root / kind).mkdir(exist_ok=True)
             (root / kind / name).write_text(entry[kind], encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "dupguard", "check", "--isolated", "--no-cache", "--jobs", "1",
-         "--output-format", "json", str(root)],
-        capture_output=True, text=True, timeout=120, cwd=root,
+        [
+            sys.executable,
+            "-m",
+            "dupguard",
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--jobs",
+            "1",
+            "--output-format",
+            "json",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
     )
     assert result.returncode in (0, 1), result.stderr
     found: dict = {}
@@ -191,6 +218,6 @@ def test_internal_links_point_at_headings():
         heading = re.sub(r"[^\w\- ]", "", heading.strip().lower())
         return heading.replace(" ", "-")
 
-    anchors = {slug(h) for h in re.findall(r"^#{1,6} (.+)$", prose, re.M)}
+    anchors = {slug(h) for h in re.findall(r"^#{1,6} (.+)$", prose, re.MULTILINE)}
     links = re.findall(r"\]\(#([^)]+)\)", prose)
     assert links and set(links) <= anchors, set(links) - anchors

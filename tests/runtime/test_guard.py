@@ -332,9 +332,8 @@ def test_sync_wait_inside_event_loop_thread_is_refused_not_deadlocked():
 
 def test_reentrant_wait_is_refused():
     guard = InvocationGuard("wait")
-    with guard.hold():
-        with pytest.raises(RuntimeError, match="re-entrant"):
-            guard.acquire()
+    with guard.hold(), pytest.raises(RuntimeError, match="re-entrant"):
+        guard.acquire()
 
 
 def test_wait_timeout_leaves_queue_clean():

@@ -171,6 +171,7 @@ def test_64_tasks_on_three_loops_in_three_threads_execute_once(backend, mode):
 
 # ---------------------------------------------------------------------- semantics
 
+
 def test_results_replay_until_ttl_then_the_key_runs_again(backend):
     idem = Idempotency(backend, ttl=0.2)
     runs = []
@@ -253,8 +254,7 @@ def test_the_heartbeat_keeps_a_long_call_alive_past_its_lease(backend):
     idem = Idempotency(backend, lease=0.3, on_in_progress="raise")
     release = threading.Event()
     outcome = []
-    holder = threading.Thread(
-        target=lambda: outcome.append(idem.run("k", lambda: release.wait(5) and "done")))
+    holder = threading.Thread(target=lambda: outcome.append(idem.run("k", lambda: release.wait(5) and "done")))
     holder.start()
     until(lambda: backend.get("idem:k") is not None)
     time.sleep(0.65)  # more than two leases: only renewals keep the key
@@ -334,7 +334,7 @@ def test_decorator_scopes_async_functions_and_wait_mode(backend):
 
     @idempotent(backend, key=lambda n: n)
     def cube(n: int) -> int:
-        return n ** 3
+        return n**3
 
     async def main() -> list:
         return await asyncio.gather(square(3), square(3), square(4))
@@ -419,8 +419,9 @@ for pid in children:
 
 def spawn(spec: dict, processes: int) -> tuple[subprocess.Popen, list[int]]:
     """Start ``processes`` callers; returns the helper and the callers' pids once all are ready."""
-    helper = subprocess.Popen([sys.executable, "-c", CALLERS, json.dumps({**spec, "processes": processes})],
-                              stdout=subprocess.PIPE, text=True)
+    helper = subprocess.Popen(
+        [sys.executable, "-c", CALLERS, json.dumps({**spec, "processes": processes})], stdout=subprocess.PIPE, text=True
+    )
     pids = []
     for _ in range(processes):
         line = helper.stdout.readline()
@@ -487,6 +488,7 @@ def test_a_killed_holder_loses_its_lease_and_its_late_write_is_refused(shared_ba
 
 # ---------------------------------------------------------------------- Redis outages
 
+
 def _outage(server, restart: bool, lease: float = 2.0):
     """A call runs while its Redis server is killed (and maybe restarted)."""
     store = RedisBackend(server.url, prefix="outage:")
@@ -500,6 +502,7 @@ def _outage(server, restart: bool, lease: float = 2.0):
                 started.set()
                 proceed.wait(10)
             return f"{name}-result"
+
         return fn
 
     started, proceed = threading.Event(), threading.Event()

@@ -53,6 +53,8 @@ def test_probe_would_notice_a_forbidden_import():
     assert forbidden_in(["libcst._nodes", "dupguard.runtime"]) == ["libcst._nodes"]
     out = subprocess.run(
         [sys.executable, "-c", "import sys, dupguard.runtime, libcst; print('libcst' in sys.modules)"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.stdout.strip() == "True"

@@ -27,9 +27,8 @@ def test_one_consumer_per_turn_and_no_second_run(backend):
 
 
 def test_a_failed_turn_is_given_back_with_a_higher_fence_next_time(backend):
-    with pytest.raises(RuntimeError):
-        with turn_lease(backend, "turn", ttl=5) as first:
-            raise RuntimeError("model timed out")
+    with pytest.raises(RuntimeError), turn_lease(backend, "turn", ttl=5) as first:
+        raise RuntimeError("model timed out")
     with turn_lease(backend, "turn", ttl=5) as second:
         assert second.fence > first.fence
 
@@ -37,9 +36,8 @@ def test_a_failed_turn_is_given_back_with_a_higher_fence_next_time(backend):
 def test_the_heartbeat_keeps_the_turn_and_check_sees_a_takeover(backend):
     with turn_lease(backend, "alive", ttl=0.3) as lease:
         time.sleep(0.65)
-        with pytest.raises(IdempotencyInProgress):
-            with turn_lease(backend, "alive", ttl=0.3):
-                pass
+        with pytest.raises(IdempotencyInProgress), turn_lease(backend, "alive", ttl=0.3):
+            pass
         lease.check()
 
     with pytest.raises(LeaseLost):  # leaving the block after a takeover: the work is not recorded

@@ -60,8 +60,11 @@ def test_pending_accepts_every_tool_call_shape(backend):
     ledger = ToolCallLedger(backend, scope="conv")
     calls = [
         openai_call("call_a", "search", {"q": "x"}),
-        SimpleNamespace(id="call_b", type="function",  # an OpenAI SDK object
-                        function=SimpleNamespace(name="fetch", arguments='{"url": "u"}')),
+        SimpleNamespace(
+            id="call_b",
+            type="function",  # an OpenAI SDK object
+            function=SimpleNamespace(name="fetch", arguments='{"url": "u"}'),
+        ),
         {"type": "tool_use", "id": "call_c", "name": "calc", "input": {"x": 1}},  # Anthropic
         {"id": "fc_1", "call_id": "call_d", "name": "mail", "arguments": "{}"},  # Responses API
         SimpleNamespace(id="call_e", name="plain", arguments={"k": [1, 2]}),
@@ -89,8 +92,10 @@ def test_pending_accepts_every_tool_call_shape(backend):
 def test_replayed_message_executes_each_call_once():
     """Seed 001's failure: a retry replays the assistant message with its tool_calls."""
     ledger = ToolCallLedger(MemoryBackend(), scope="run-1")
-    message = {"role": "assistant", "tool_calls": [openai_call("call_1", "charge", {"cents": 500}),
-                                                   openai_call("call_2", "email", {"to": "a@b"})]}
+    message = {
+        "role": "assistant",
+        "tool_calls": [openai_call("call_1", "charge", {"cents": 500}), openai_call("call_2", "email", {"to": "a@b"})],
+    }
     executed = []
 
     def process(msg: dict) -> list:

@@ -218,9 +218,7 @@ def test_lru_bound_evicts_least_recently_used_but_never_one_in_use():
 def test_idle_expiry_builds_a_fresh_object():
     clock = FakeClock()
     evicted = []
-    registry = SessionRegistry(
-        Memory, idle_ttl=60, clock=clock, on_evict=lambda sid, obj: evicted.append(sid)
-    )
+    registry = SessionRegistry(Memory, idle_ttl=60, clock=clock, on_evict=lambda sid, obj: evicted.append(sid))
     first = registry.get("s")
     clock.now += 59
     assert registry.get("s") is first  # access refreshes the idle timer

@@ -76,7 +76,7 @@ class CallbackManager:
 
 
 class EventBus:  # no handlers attribute; another method name
-    __slots__ = ("hooks", "__weakref__")
+    __slots__ = ("__weakref__", "hooks")
 
     def __init__(self):
         self.hooks = []

@@ -118,9 +118,8 @@ def test_cancel_returns_the_slot_and_allows_an_identical_retry():
 
 def test_reservation_context_manager_cancels_on_error():
     guard = TurnToolGuard()
-    with pytest.raises(OSError):
-        with guard.reserve("fetch", {"u": 1}):
-            raise OSError("network")
+    with pytest.raises(OSError), guard.reserve("fetch", {"u": 1}):
+        raise OSError("network")
     assert guard.calls("fetch") == 0 and guard.reserve("fetch", {"u": 1}).allowed
 
 

@@ -22,8 +22,9 @@ class RuleCodemod(VisitorBasedCodemodCommand):
         from ..config import Settings
         from ..fixer import fix_module
 
-        outcome = fix_module(self.context.filename or "<codemod>", tree, Settings(),
-                             frozenset({self.CODE}), unsafe=True)
+        outcome = fix_module(
+            self.context.filename or "<codemod>", tree, Settings(), frozenset({self.CODE}), unsafe=True
+        )
         if outcome.error is not None:
             raise SkipFile(outcome.error)
         if outcome.applied:

@@ -9,7 +9,7 @@ removed lines are kept on their own lines instead of being deleted.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -62,11 +62,13 @@ def enclosing(module: cst.Module, node: cst.CSTNode, kinds: tuple[type, ...]) ->
 
 # ------------------------------------------------------------------ comments
 
+
 def _has_comment(lines: Sequence[cst.EmptyLine]) -> bool:
     return any(line.comment is not None for line in lines)
 
 
 # ------------------------------------------------------------------ list elements
+
 
 def remove_list_element(lst: cst.List, index: int) -> cst.List:
     """``lst`` without element ``index``; the neighbours keep their commas and line layout.
@@ -92,7 +94,8 @@ def remove_list_element(lst: cst.List, index: int) -> cst.List:
                 empty_lines=[*prev_ws.empty_lines, *closing.empty_lines],
             )
             elements[index - 1] = prev.with_changes(
-                comma=prev_comma.with_changes(whitespace_after=cst.SimpleWhitespace("")))
+                comma=prev_comma.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+            )
             return lst.with_changes(elements=elements, rbracket=lst.rbracket.with_changes(whitespace_before=closing))
         if isinstance(prev_ws, cst.ParenthesizedWhitespace) and (
             prev_ws.first_line.comment is not None or _has_comment(prev_ws.empty_lines)
@@ -120,6 +123,7 @@ def remove_list_element(lst: cst.List, index: int) -> cst.List:
 
 # ------------------------------------------------------------------ statements
 
+
 def statement_expression(line: cst.CSTNode, call: cst.Call) -> cst.BaseSmallStatement | None:
     """The ``Expr`` small statement of ``line`` whose value is ``call`` (or ``await call``)."""
     if not isinstance(line, cst.SimpleStatementLine):
@@ -132,8 +136,9 @@ def statement_expression(line: cst.CSTNode, call: cst.Call) -> cst.BaseSmallStat
     return None
 
 
-def remove_statement(module: cst.Module, line: cst.SimpleStatementLine,
-                     small: cst.BaseSmallStatement) -> tuple[Replacement | None, str]:
+def remove_statement(
+    module: cst.Module, line: cst.SimpleStatementLine, small: cst.BaseSmallStatement
+) -> tuple[Replacement | None, str]:
     """Remove one small statement (``x.append(m)``), and its line when it is alone on it.
 
     The comment at the end of the removed line goes with it; the lines above it (comments,
@@ -163,9 +168,11 @@ def remove_statement(module: cst.Module, line: cst.SimpleStatementLine,
 
 # ------------------------------------------------------------------ imports
 
+
 def _is_import_line(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
 
 
 def add_imports(module: cst.Module, needed: list[tuple[str, str | None]]) -> cst.Module:
@@ -212,8 +219,12 @@ class _KeepImportOrder(cst.CSTTransformer):
         self.module, self.name = module, name
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        if updated_node.relative or updated_node.module is None or isinstance(updated_node.names, cst.ImportStar) \
-                or cst.Module([]).code_for_node(updated_node.module) != self.module:
+        if (
+            updated_node.relative
+            or updated_node.module is None
+            or isinstance(updated_node.names, cst.ImportStar)
+            or cst.Module([]).code_for_node(updated_node.module) != self.module
+        ):
             return updated_node
         aliases = list(updated_node.names)
         others = [_import_order(a.evaluated_name) for a in aliases if a.evaluated_name != self.name]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..semantic.model import Call
 
 
-def fix(ctx: "RuleContext", second: "Call") -> tuple[Replacement | None, str]:
+def fix(ctx: RuleContext, second: Call) -> tuple[Replacement | None, str]:
     small = statement_expression(second.statement, second.node)
     if small is None or second.outer:
         return None, f"the `{second.func}(...)` result is used, so the call cannot be removed"

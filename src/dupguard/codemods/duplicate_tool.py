@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..semantic.model import Model
 
 
-def fix(model: "Model", ctx: "RuleContext", node: cst.CSTNode, text: str) -> tuple[Replacement | None, str]:
+def fix(model: Model, ctx: RuleContext, node: cst.CSTNode, text: str) -> tuple[Replacement | None, str]:
     """The replacement that removes the repeated tool ``node`` (named ``text``)."""
     module = module_of(ctx)
     message = f"Remove the repeated `{text}`"
@@ -35,8 +35,10 @@ def fix(model: "Model", ctx: "RuleContext", node: cst.CSTNode, text: str) -> tup
                 # of its findings: ``[t, t, t, ...]`` is fixed in one pass, not one per copy
                 repeats = _repeats(model) & {id(e.value) for e in lst.elements if isinstance(e, cst.Element)}
                 new = lst
-                for i in sorted((i for i, e in enumerate(lst.elements)
-                                 if isinstance(e, cst.Element) and id(e.value) in repeats), reverse=True):
+                for i in sorted(
+                    (i for i, e in enumerate(lst.elements) if isinstance(e, cst.Element) and id(e.value) in repeats),
+                    reverse=True,
+                ):
                     new = remove_list_element(new, i)
                 return (lst, new), message
     for call in model.calls:
@@ -49,7 +51,7 @@ def fix(model: "Model", ctx: "RuleContext", node: cst.CSTNode, text: str) -> tup
     return None, "the repeated tool is not a plain list element or append"
 
 
-def _repeats(model: "Model") -> set[int]:
+def _repeats(model: Model) -> set[int]:
     """ids of every element DUP301 reports (a later copy of a name already in the tool set)."""
     from ..semantic.toolsets import tool_sets
 
@@ -65,7 +67,7 @@ def _repeats(model: "Model") -> set[int]:
     return out
 
 
-def _remove_extend(model: "Model", module: cst.Module, lst: cst.List, text: str) -> tuple[Replacement | None, str]:
+def _remove_extend(model: Model, module: cst.Module, lst: cst.List, text: str) -> tuple[Replacement | None, str]:
     """``tools.extend([x])`` where ``x`` is the repeat: remove the whole statement."""
     for call in model.calls:
         if call.method == "extend" and call.args and call.args[0].node is lst:

@@ -32,7 +32,7 @@ Result = tuple[Replacement | None, str]
 INHERENTLY_MANY = {"map", "imap", "imap_unordered", "starmap"}
 
 
-def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
+def fix(model: Model, ctx: RuleContext, fan: FanOut) -> Result:
     module = module_of(ctx)
     binding = fan.agent
     name = binding.target
@@ -42,8 +42,9 @@ def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return None, f"`{name} = ...` shares its line with other statements"
     small = stmt.body[0]
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)) \
-            and not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None):
+    if not (
+        isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+    ) and not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None):
         return None, f"`{name}` is not bound by a plain assignment"
     suite = module.body if binding.function is None else getattr(binding.function.node.body, "body", ())
     if not any(s is stmt for s in suite):
@@ -58,8 +59,12 @@ def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
     # the factory: an existing zero-argument local one, or a new ``make_<name>``
     value = small.value
     factory, new_factory = None, True
-    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Name) and any(
-            f.name == value.func.value and f.parent is None and not f.params for f in model.functions):
+    if (
+        isinstance(value, cst.Call)
+        and not value.args
+        and isinstance(value.func, cst.Name)
+        and any(f.name == value.func.value and f.parent is None and not f.params for f in model.functions)
+    ):
         factory, new_factory = value.func.value, False
     if factory is None:
         factory = f"_make_{name.lstrip('_')}" if name.startswith("_") else f"make_{name}"
@@ -77,8 +82,9 @@ def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
     for this_fan, run in runs:
         many = this_fan.call.method in INHERENTLY_MANY  # the reference is evaluated once for all items
         node = run.node
-        direct = (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and id(node.value) in accesses) \
-            or (isinstance(node, cst.Name) and id(node) in accesses)
+        direct = (
+            isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and id(node.value) in accesses
+        ) or (isinstance(node, cst.Name) and id(node) in accesses)
         if many and direct:
             wrapped[id(node)] = node
             continue
@@ -88,8 +94,9 @@ def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
         per_task.update((id(ref), ref) for ref in found)
     if not per_task and not wrapped:
         return None, f"no run of `{name}` found"
-    remaining = [n for i, n in accesses.items() if i not in per_task and not any(
-        _contains(w, n) for w in wrapped.values())]
+    remaining = [
+        n for i, n in accesses.items() if i not in per_task and not any(_contains(w, n) for w in wrapped.values())
+    ]
     config = module.config_for_parsing
 
     class Transformer(cst.CSTTransformer):
@@ -101,8 +108,7 @@ def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
         def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
             return _lambda(original, factory, config) if id(original) in wrapped else updated
 
-        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
-                                      updated: cst.SimpleStatementLine):
+        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
             if original is not stmt or not new_factory:
                 return updated
             top = binding.function is None
@@ -118,8 +124,10 @@ def fix(model: "Model", ctx: "RuleContext", fan: "FanOut") -> Result:
 
     new = module.visit(Transformer())
     count = len(per_task) + len(wrapped)
-    return (module, new), (f"Give each task its own `{name}`: `{factory}()` at {count} run(s) in this file"
-                           + ("" if new_factory else " (the existing factory)"))
+    return (module, new), (
+        f"Give each task its own `{name}`: `{factory}()` at {count} run(s) in this file"
+        + ("" if new_factory else " (the existing factory)")
+    )
 
 
 def _lambda(ref: cst.CSTNode, factory: str, config) -> cst.BaseExpression:
@@ -128,9 +136,13 @@ def _lambda(ref: cst.CSTNode, factory: str, config) -> cst.BaseExpression:
     return cst.parse_expression(f"lambda *args, **kwargs: {target}(*args, **kwargs)", config=config)
 
 
-def _taken(model: "Model", name: str) -> bool:
-    return name in model.imports or name in model.classes or any(
-        b.target == name for b in model.bindings) or any(f.name == name for f in model.functions)
+def _taken(model: Model, name: str) -> bool:
+    return (
+        name in model.imports
+        or name in model.classes
+        or any(b.target == name for b in model.bindings)
+        or any(f.name == name for f in model.functions)
+    )
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
@@ -139,7 +151,7 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(_contains(child, inner) for child in outer.children)
 
 
-def _run_refs(model: "Model", node, name: str, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:
+def _run_refs(model: Model, node, name: str, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:
     """The Name nodes (reads of the agent) that one run of the fan-out goes through."""
     if isinstance(node, cst.Call):
         head = node.func.value if isinstance(node.func, cst.Attribute) else node.func

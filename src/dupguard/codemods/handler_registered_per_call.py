@@ -54,48 +54,64 @@ def _names(node: cst.CSTNode) -> set[str]:
     return found
 
 
-def fix(model: "Model", ctx: "RuleContext", found: "PerCallRegistration") -> Result:
+def fix(model: Model, ctx: RuleContext, found: PerCallRegistration) -> Result:
     module = module_of(ctx)
     call = found.site.call
     fn = call.function
     if fn is None:
         return None, "only a registration inside a function is rewritten"
     small = statement_expression(call.statement, call.node)
-    if small is None or call.outer or len(call.statement.body) != 1 \
-            or not isinstance(small.value, cst.Call):  # type: ignore[attr-defined]
+    if small is None or call.outer or len(call.statement.body) != 1 or not isinstance(small.value, cst.Call):  # type: ignore[attr-defined]
         return None, f"the `{call.func}(...)` result is used, so the call cannot be rewritten"
     node = call.node
     args = node.args
-    if found.target and isinstance(node.func, cst.Attribute) and len(args) == 1 and args[0].keyword is None \
-            and not args[0].star and _free_name("register_once", model):
+    if (
+        found.target
+        and isinstance(node.func, cst.Attribute)
+        and len(args) == 1
+        and args[0].keyword is None
+        and not args[0].star
+        and _free_name("register_once", model)
+    ):
         return _register_once(module, node, found.site.method)
     return _once_counter(model, ctx, module, found, fn)
 
 
-def _free_name(name: str, model: "Model") -> bool:
+def _free_name(name: str, model: Model) -> bool:
     qualified = model.imports.get(name)
     if qualified is not None:
         return qualified in ("dupguard.runtime.register_once", "dupguard.runtime.tools.register_once")
-    return name not in model.classes and not any(b.target == name for b in model.bindings) and not any(
-        f.name == name for f in model.functions)
+    return (
+        name not in model.classes
+        and not any(b.target == name for b in model.bindings)
+        and not any(f.name == name for f in model.functions)
+    )
 
 
 def _register_once(module: cst.Module, node: cst.Call, method: str) -> Result:
     assert isinstance(node.func, cst.Attribute)
     target = node.func.value
     handler = node.args[0].value
-    new_call = cst.Call(cst.Name("register_once"), [
-        cst.Arg(target, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-        cst.Arg(handler, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-        cst.Arg(cst.SimpleString(f'"{method}"'), keyword=cst.Name("method"),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
-    ], lpar=node.lpar, rpar=node.rpar)
+    new_call = cst.Call(
+        cst.Name("register_once"),
+        [
+            cst.Arg(target, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(handler, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(
+                cst.SimpleString(f'"{method}"'),
+                keyword=cst.Name("method"),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            ),
+        ],
+        lpar=node.lpar,
+        rpar=node.rpar,
+    )
     new = add_imports(module.deep_replace(node, new_call), [("dupguard.runtime", "register_once")])  # type: ignore[arg-type]
     text = f"{module.code_for_node(target)}.{method}(...)"
     return (module, new), f"Register once: `register_once(...)` instead of `{text}` on every call"
 
 
-def _once_counter(model: "Model", ctx: "RuleContext", module: cst.Module, found: "PerCallRegistration", fn) -> Result:
+def _once_counter(model: Model, ctx: RuleContext, module: cst.Module, found: PerCallRegistration, fn) -> Result:
     call = found.site.call
     statement = call.statement
     top_fn = fn
@@ -103,14 +119,21 @@ def _once_counter(model: "Model", ctx: "RuleContext", module: cst.Module, found:
         top_fn = top_fn.parent
     top = next((s for s in module.body if s is top_fn.node), None)
     if top is None and top_fn.class_name is not None:
-        top = next((s for s in module.body if isinstance(s, cst.ClassDef) and s.name.value == top_fn.class_name
-                    and _contains(s, top_fn.node)), None)
+        top = next(
+            (
+                s
+                for s in module.body
+                if isinstance(s, cst.ClassDef) and s.name.value == top_fn.class_name and _contains(s, top_fn.node)
+            ),
+            None,
+        )
     if top is None:
         return None, f"`{fn.name}()` is not defined at the top level of the module"
     what = (call.method or (call.func or "register").rsplit(".", 1)[-1]).lstrip("_")
     flag = f"_{fn.name.lstrip('_')}_{what}_once"
-    module_names = set(model.imports) | set(model.classes) | {b.target for b in model.bindings} | {
-        f.name for f in model.functions}
+    module_names = (
+        set(model.imports) | set(model.classes) | {b.target for b in model.bindings} | {f.name for f in model.functions}
+    )
     if flag in module_names or not flag.isidentifier():
         return None, f"the flag name `{flag}` is already used in this module"
     per_call = sorted(_names(call.node) & (set(fn.params) | fn.local_names))
@@ -118,13 +141,13 @@ def _once_counter(model: "Model", ctx: "RuleContext", module: cst.Module, found:
     nl = config.default_newline
     guard = cst.ensure_type(cst.parse_statement(f"if next({flag}) == 0:{nl}    pass{nl}", config=config), cst.If)
     inner = statement.with_changes(leading_lines=[])  # type: ignore[attr-defined]
-    wrapped = guard.with_changes(body=guard.body.with_changes(body=[inner]),
-                                 leading_lines=statement.leading_lines)  # type: ignore[attr-defined]
+    wrapped = guard.with_changes(body=guard.body.with_changes(body=[inner]), leading_lines=statement.leading_lines)  # type: ignore[attr-defined]
     counter = cst.parse_statement(f"{flag} = itertools.count()  # dupguard: register once{nl}", config=config)
 
     class Transformer(cst.CSTTransformer):
-        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
-                                      updated: cst.SimpleStatementLine) -> cst.BaseStatement:
+        def leave_SimpleStatementLine(
+            self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+        ) -> cst.BaseStatement:
             return wrapped if original is statement else updated
 
         def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..semantic.model import Call
 
 
-def fix(ctx: "RuleContext", call: "Call", handler: str) -> tuple[Replacement | None, str]:
+def fix(ctx: RuleContext, call: Call, handler: str) -> tuple[Replacement | None, str]:
     small = statement_expression(call.statement, call.node)
     if small is None or call.outer:
         return None, f"the `{call.func}(...)` result is used, so the call cannot be removed"

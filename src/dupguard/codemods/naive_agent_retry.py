@@ -46,12 +46,22 @@ if TYPE_CHECKING:
     from ..semantic.retries import Retry
 
 Result = tuple[Replacement | None, str]
-KEY_PARAMS = ("request_id", "idempotency_key", "message_id", "event_id", "delivery_id", "job_id", "task_id",
-              "turn_id", "tool_call_id", "call_id")
+KEY_PARAMS = (
+    "request_id",
+    "idempotency_key",
+    "message_id",
+    "event_id",
+    "delivery_id",
+    "job_id",
+    "task_id",
+    "turn_id",
+    "tool_call_id",
+    "call_id",
+)
 IDEMPOTENCY = ("dupguard.runtime.Idempotency", "dupguard.runtime.idempotency.Idempotency")
 
 
-def fix(model: "Model", ctx: "RuleContext", retry: "Retry") -> Result:
+def fix(model: Model, ctx: RuleContext, retry: Retry) -> Result:
     module = module_of(ctx)
     call = retry.run.call
     fn = call.function
@@ -61,13 +71,17 @@ def fix(model: "Model", ctx: "RuleContext", retry: "Retry") -> Result:
         return None, "the retried run is not inside a function"
     key = next((p for p in KEY_PARAMS if p in fn.params), None)
     if key is None:
-        return None, (f"no request id in scope: `{fn.name}()` has no parameter such as `request_id` or "
-                      "`idempotency_key` to key the run with (choose one and use `Idempotency`)")
+        return None, (
+            f"no request id in scope: `{fn.name}()` has no parameter such as `request_id` or "
+            "`idempotency_key` to key the run with (choose one and use `Idempotency`)"
+        )
     if retry.shape == "decorator":
         return _decorate(model, module, fn, retry, key)
     if _may_be_none(fn, key):
-        return None, (f"`{key}` may be None: requests without an id would share one key and replay each "
-                      "other's result; make it required or key the run by hand")
+        return None, (
+            f"`{key}` may be None: requests without an id would share one key and replay each "
+            "other's result; make it required or key the run by hand"
+        )
     return _wrap_loop_run(model, module, fn, call, f'f"{{__name__}}.{fn.qualname}:{{{key}}}"', key)
 
 
@@ -83,29 +97,36 @@ def _may_be_none(fn, key: str) -> bool:
     if code.startswith(("Optional[", "typing.Optional[")):
         return True
     if code.startswith(("Union[", "typing.Union[")):
-        return "None" in code[code.index("[") + 1:-1].split(",")
+        return "None" in code[code.index("[") + 1 : -1].split(",")
     return "None" in code.split("|")
 
 
-def _decorated(model: "Model", node: cst.CSTNode):
+def _decorated(model: Model, node: cst.CSTNode):
     for fn in model.functions:
         if any(d.node is node or d.node is getattr(node, "decorator", None) for d in fn.decorators):
             return fn
     return None
 
 
-def _free(model: "Model", name: str, qualified: tuple[str, ...]) -> bool:
+def _free(model: Model, name: str, qualified: tuple[str, ...]) -> bool:
     if name in model.imports:
         return model.imports[name] in qualified
-    return name not in model.classes and not any(b.target == name for b in model.bindings) and not any(
-        f.name == name for f in model.functions)
+    return (
+        name not in model.classes
+        and not any(b.target == name for b in model.bindings)
+        and not any(f.name == name for f in model.functions)
+    )
 
 
 JSON_TYPES = ("str", "int", "float", "bool", "dict", "list")
-NOT_JSON = ("the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to replay "
-            "it; wrap a function that returns the text or data you keep")
-NOT_JSON_LOOP = ("the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to "
-                 "replay it; {advice} annotated `-> str` (or `-> dict`...) that returns the text or data you keep")
+NOT_JSON = (
+    "the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to replay "
+    "it; wrap a function that returns the text or data you keep"
+)
+NOT_JSON_LOOP = (
+    "the result of `{run}` is not known to be JSON-serialisable, which `Idempotency` needs to "
+    "replay it; {advice} annotated `-> str` (or `-> dict`...) that returns the text or data you keep"
+)
 
 
 def _returns_json(fn) -> bool:
@@ -115,13 +136,18 @@ def _returns_json(fn) -> bool:
     return isinstance(head, cst.Name) and head.value in JSON_TYPES
 
 
-def _json_run(model: "Model", call) -> tuple[object, str] | None:
+def _json_run(model: Model, call) -> tuple[object, str] | None:
     """(node to wrap, ``run``/``arun``) when the retried call's result can be replayed:
     ``str(run(...))``, a call to a module-local function annotated ``-> str``/``-> dict``…,
     or an awaited call to such an ``async def``."""
     outer = call.outer[-1] if call.outer else None
-    if not call.awaited and outer is not None and outer.func == "str" and len(outer.args) == 1 \
-            and outer.args[0].node is call.node:
+    if (
+        not call.awaited
+        and outer is not None
+        and outer.func == "str"
+        and len(outer.args) == 1
+        and outer.args[0].node is call.node
+    ):
         return outer.node, "run"
     helper = model.called_function(call)
     if helper is None or helper is call.function or not _returns_json(helper):
@@ -131,7 +157,7 @@ def _json_run(model: "Model", call) -> tuple[object, str] | None:
     return None if call.awaited else (call.node, "run")
 
 
-def _store_bound(model: "Model") -> bool | None:
+def _store_bound(model: Model) -> bool | None:
     """True when the module already binds ``_idempotency = Idempotency(...)`` (an earlier fix),
     False when the name is free, None when it is used for something else."""
     for b in model.bindings:
@@ -141,12 +167,15 @@ def _store_bound(model: "Model") -> bool | None:
     return False if _free(model, "_idempotency", ()) else None
 
 
-def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str, key: str) -> Result:
+def _wrap_loop_run(model: Model, module: cst.Module, fn, call, key_expr: str, key: str) -> Result:
     # the replayed result must survive JSON
     found = _json_run(model, call)
     if found is None:
-        advice = "move the run into an `async def`" if call.awaited else (
-            f"retry `str({call.func}(...))`, or move the run into a function")
+        advice = (
+            "move the run into an `async def`"
+            if call.awaited
+            else (f"retry `str({call.func}(...))`, or move the run into a function")
+        )
         return None, NOT_JSON_LOOP.format(run=f"{call.func}(...)", advice=advice)
     node, method = found
     run_text = f"{call.func}(...)"
@@ -161,8 +190,9 @@ def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str, 
             return node if original.value == "_RUN_" else updated
 
     wrapped = template.visit(Fill())
-    store = cst.parse_statement(f'_idempotency = Idempotency(on_in_progress="wait"){config.default_newline}',
-                                config=config)
+    store = cst.parse_statement(
+        f'_idempotency = Idempotency(on_in_progress="wait"){config.default_newline}', config=config
+    )
 
     class Transformer(cst.CSTTransformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -178,8 +208,10 @@ def _wrap_loop_run(model: "Model", module: cst.Module, fn, call, key_expr: str, 
             return updated.with_changes(body=body)
 
     new = add_imports(module.visit(Transformer()), [("dupguard.runtime", "Idempotency")])
-    return (module, new), (f"Run `{run_text}` once per `{key}`: `_idempotency.{method}(...)` "
-                           "replays the first result to later attempts and duplicate requests")
+    return (module, new), (
+        f"Run `{run_text}` once per `{key}`: `_idempotency.{method}(...)` "
+        "replays the first result to later attempts and duplicate requests"
+    )
 
 
 def _after_imports(module: cst.Module) -> int:
@@ -187,7 +219,8 @@ def _after_imports(module: cst.Module) -> int:
     index = 0
     for i, stmt in enumerate(module.body):
         if isinstance(stmt, cst.SimpleStatementLine) and all(
-                isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
             index = i + 1
         elif i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr):
             index = 1
@@ -196,7 +229,7 @@ def _after_imports(module: cst.Module) -> int:
     return index
 
 
-def _decorate(model: "Model", module: cst.Module, fn, retry: "Retry", key: str) -> Result:
+def _decorate(model: Model, module: cst.Module, fn, retry: Retry, key: str) -> Result:
     if not _free(model, "idempotent", ("dupguard.runtime.idempotent", "dupguard.runtime.idempotency.idempotent")):
         return None, "the name `idempotent` is already used in this module"
     node = fn.node
@@ -220,9 +253,12 @@ def _decorate(model: "Model", module: cst.Module, fn, retry: "Retry", key: str) 
     signature += [param(p) for p in params.params]
     if params.kwonly_params:
         signature += ["*", *(param(p) for p in params.kwonly_params)]
-    decorator = cst.Decorator(cst.parse_expression(
-        f'idempotent(key=lambda {", ".join(signature)}: {key}, on_in_progress="wait")',
-        config=module.config_for_parsing))
+    decorator = cst.Decorator(
+        cst.parse_expression(
+            f'idempotent(key=lambda {", ".join(signature)}: {key}, on_in_progress="wait")',
+            config=module.config_for_parsing,
+        )
+    )
 
     class Transformer(cst.CSTTransformer):
         def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
@@ -231,8 +267,10 @@ def _decorate(model: "Model", module: cst.Module, fn, retry: "Retry", key: str) 
             decorators = list(updated.decorators)
             at = next(i for i, d in enumerate(original.decorators) if d is retry.node or d.decorator is retry.node)
             moved = decorators[at]
-            decorators[at:at + 1] = [decorator.with_changes(leading_lines=moved.leading_lines),
-                                     moved.with_changes(leading_lines=[])]
+            decorators[at : at + 1] = [
+                decorator.with_changes(leading_lines=moved.leading_lines),
+                moved.with_changes(leading_lines=[]),
+            ]
             return updated.with_changes(decorators=decorators)
 
     new = add_imports(module.visit(Transformer()), [("dupguard.runtime", "idempotent")])

@@ -24,8 +24,9 @@ Streamlit (its cached resources need ``st.session_state``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -43,7 +44,7 @@ UNCACHE = ("functools.lru_cache", "functools.cache")
 Result = tuple[Replacement | None, str]
 
 
-def fix(model: "Model", ctx: "RuleContext", shared: "Shared") -> Result:
+def fix(model: Model, ctx: RuleContext, shared: Shared) -> Result:
     module = module_of(ctx)
     if model.is_streamlit:
         return None, "Streamlit shares cached resources between sessions; keep one per session in `st.session_state`"
@@ -62,7 +63,8 @@ def fix(model: "Model", ctx: "RuleContext", shared: "Shared") -> Result:
 
 # ----------------------------------------------------------------------------- cached factory
 
-def _uncache(model: "Model", module: cst.Module, shared: "Shared") -> Result:
+
+def _uncache(model: Model, module: cst.Module, shared: Shared) -> Result:
     fn = shared.factory
     assert fn is not None
     decorators = [d for d in fn.decorators if d.callee in UNCACHE]
@@ -106,14 +108,15 @@ def _uncache(model: "Model", module: cst.Module, shared: "Shared") -> Result:
                 else:
                     kept.append(dec.with_changes(leading_lines=[*carry, *dec.leading_lines]))
                     carry = []
-            return updated.with_changes(decorators=kept,
-                                        lines_after_decorators=[*carry, *updated.lines_after_decorators])
+            return updated.with_changes(
+                decorators=kept, lines_after_decorators=[*carry, *updated.lines_after_decorators]
+            )
 
     new = _no_leading_blank_lines(module, module.visit(Transformer()))
     return (module, new), f"Remove `@{decorators[0].dotted}` from `{fn.name}()`: a new agent per call"
 
 
-def _imports_only_used_by(module: cst.Module, model: "Model", nodes: list) -> set[int]:
+def _imports_only_used_by(module: cst.Module, model: Model, nodes: list) -> set[int]:
     """ids of the import aliases whose names are read only inside ``nodes``."""
     inside: set[int] = set()
 
@@ -125,8 +128,11 @@ def _imports_only_used_by(module: cst.Module, model: "Model", nodes: list) -> se
         if node is not None:
             node.visit(Collect())
     scopes = _scopes(module)
-    global_scope = scopes.get(module.body[0].body[0]) if module.body and isinstance(
-        module.body[0], cst.SimpleStatementLine) else None
+    global_scope = (
+        scopes.get(module.body[0].body[0])
+        if module.body and isinstance(module.body[0], cst.SimpleStatementLine)
+        else None
+    )
     if global_scope is None:
         return set()
     out: set[int] = set()
@@ -139,8 +145,11 @@ def _imports_only_used_by(module: cst.Module, model: "Model", nodes: list) -> se
             statement = assignments[0].node
             if isinstance(statement, (cst.Import, cst.ImportFrom)) and not isinstance(statement.names, cst.ImportStar):
                 for alias in statement.names:
-                    local = alias.asname.name.value if alias.asname is not None and isinstance(
-                        alias.asname.name, cst.Name) else (alias.evaluated_name.split(".")[0])
+                    local = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else (alias.evaluated_name.split(".")[0])
+                    )
                     if local == name:
                         out.add(id(alias))
     return out
@@ -148,8 +157,12 @@ def _imports_only_used_by(module: cst.Module, model: "Model", nodes: list) -> se
 
 def _no_leading_blank_lines(module: cst.Module, new: cst.Module) -> cst.Module:
     """When the removed import opened the file, do not leave it starting with blank lines."""
-    if new.body and len(new.body) < len(module.body) and _is_import_line(module.body[0]) \
-            and new.body[0].deep_equals(module.body[1]):
+    if (
+        new.body
+        and len(new.body) < len(module.body)
+        and _is_import_line(module.body[0])
+        and new.body[0].deep_equals(module.body[1])
+    ):
         first = new.body[0]
         lines = list(first.leading_lines)
         while lines and lines[0].comment is None:
@@ -160,6 +173,7 @@ def _no_leading_blank_lines(module: cst.Module, new: cst.Module) -> cst.Module:
 
 # ----------------------------------------------------------------------------- module-level name
 
+
 @dataclass(eq=False)
 class _Member:
     """One module-level name of the group being turned into factories."""
@@ -167,7 +181,7 @@ class _Member:
     name: str
     stmt: cst.SimpleStatementLine
     small: cst.Assign | cst.AnnAssign
-    annotation: "cst.Annotation | None"
+    annotation: cst.Annotation | None
     factory: str = ""
     functions: dict = field(default_factory=dict)  # id(FunctionDef) → FunctionDef that reads it
     value_refs: set = field(default_factory=set)  # ids of Name nodes in other members' values
@@ -176,7 +190,7 @@ class _Member:
     getters: dict = field(default_factory=dict)
 
 
-def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared: "Shared") -> Result:
+def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Shared) -> Result:
     """Factory (or session registry) for a module-level name, together with the stateful
     module-level objects it is built from or that are built from it: ``memory = Memory()`` +
     ``agent = Agent(memory=memory)`` become ``make_memory()`` and ``make_agent()``, the latter
@@ -188,9 +202,14 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
     binding = shared.binding
     assert binding is not None
     candidates = {
-        s.binding.target: s for s in shared_objects(model)
-        if s.binding is not None and s.binding.scope == "module" and s.binding.function is None
-        and s.factory is None and s.owner_class is None and "." not in s.binding.target
+        s.binding.target: s
+        for s in shared_objects(model)
+        if s.binding is not None
+        and s.binding.scope == "module"
+        and s.binding.function is None
+        and s.factory is None
+        and s.owner_class is None
+        and "." not in s.binding.target
     }
     candidates.setdefault(binding.target, shared)
     scopes = _scopes(module)
@@ -238,8 +257,14 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
             elif isinstance(scope, ClassScope):
                 return None, f"`{name}` is read in a class body{at}"
             else:
-                owner = next((other for other, s in candidates.items()
-                              if other != name and inside(access.node, s.binding.value)), None)
+                owner = next(
+                    (
+                        other
+                        for other, s in candidates.items()
+                        if other != name and inside(access.node, s.binding.value)
+                    ),
+                    None,
+                )
                 if owner is None:
                     return None, f"`{name}` is also read at module level{at}"
                 member.value_refs.add(id(access.node))
@@ -249,8 +274,11 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
             if other in group or other == name:
                 continue
             value = member.small.value
-            for assignment in scopes[s.binding.statement.body[0]].assignments[other] if isinstance(
-                    s.binding.statement, cst.SimpleStatementLine) else ():
+            for assignment in (
+                scopes[s.binding.statement.body[0]].assignments[other]
+                if isinstance(s.binding.statement, cst.SimpleStatementLine)
+                else ()
+            ):
                 if any(inside(a.node, value) for a in assignment.references):
                     work.append(other)
     assert global_scope is not None
@@ -277,8 +305,13 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
     name = binding.target
     registry = f"{name}_sessions"
     if session is not None:
-        if _taken(registry, global_scope, fn_scopes) or _taken("SessionRegistry", global_scope, fn_scopes, allow=(
-                "dupguard.runtime.SessionRegistry", "dupguard.runtime.registry.SessionRegistry"), model=model):
+        if _taken(registry, global_scope, fn_scopes) or _taken(
+            "SessionRegistry",
+            global_scope,
+            fn_scopes,
+            allow=("dupguard.runtime.SessionRegistry", "dupguard.runtime.registry.SessionRegistry"),
+            model=model,
+        ):
             session = None
     if getters and session is None:
         # a getter can only look the object up by its session: the registry or nothing
@@ -337,8 +370,10 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
                         # object (its own fix adds the spacing before it)
                         body[nxt] = _blank_lines_before(body[nxt], 2)
                 else:
-                    call = cst.Call(cst.Name("SessionRegistry"), [cst.Arg(cst.Lambda(
-                        cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))])
+                    call = cst.Call(
+                        cst.Name("SessionRegistry"),
+                        [cst.Arg(cst.Lambda(cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))],
+                    )
                     body[index] = old.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(registry))], call)])
             return updated.with_changes(body=body)
 
@@ -346,8 +381,10 @@ def _module_name(model: "Model", ctx: "RuleContext", module: cst.Module, shared:
     where = ", ".join(filter(None, [_names(functions.values()), "its session-history lambda" if getters else ""]))
     if session is not None:
         new = add_imports(new, [("dupguard.runtime", "SessionRegistry")])
-        return (module, new), (f"Keep one `{name}` per session: `{name}_sessions = SessionRegistry(...)`, "
-                               f"`{name}_sessions.get(<session>)` in {where}")
+        return (module, new), (
+            f"Keep one `{name}` per session: `{name}_sessions = SessionRegistry(...)`, "
+            f"`{name}_sessions.get(<session>)` in {where}"
+        )
     made = ", ".join(f"`{m.factory}()`" for m in sorted(group.values(), key=lambda m: m.name))
     return (module, new), f"Build {_names_of(group)} per call: {made}, called in {where}"
 
@@ -368,7 +405,7 @@ def _names_of(group: dict) -> str:
     return " and ".join(f"`{n}`" for n in sorted(group))
 
 
-def _member(name: str, binding, module: cst.Module) -> "_Member | str":
+def _member(name: str, binding, module: cst.Module) -> _Member | str:
     stmt = binding.statement
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return f"`{name} = ...` shares its line with other statements"
@@ -386,7 +423,7 @@ def _member(name: str, binding, module: cst.Module) -> "_Member | str":
     return _Member(name, stmt, small, annotation)
 
 
-def _line(ctx: "RuleContext", node: cst.CSTNode) -> int | str:
+def _line(ctx: RuleContext, node: cst.CSTNode) -> int | str:
     try:
         return ctx.line(node)
     except KeyError:  # pragma: no cover - every node of the module has a position
@@ -420,7 +457,7 @@ def _session_params(functions) -> dict[int, str] | None:
     return out
 
 
-def _taken(name: str, global_scope, fn_scopes, allow: tuple[str, ...] = (), model: "Model | None" = None) -> bool:
+def _taken(name: str, global_scope, fn_scopes, allow: tuple[str, ...] = (), model: Model | None = None) -> bool:
     """Is ``name`` bound or read anywhere it would clash (module, or the patched functions)?"""
     if model is not None and model.imports.get(name) in allow:
         return False
@@ -431,7 +468,9 @@ def _taken(name: str, global_scope, fn_scopes, allow: tuple[str, ...] = (), mode
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
     return (
-        isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
 
@@ -455,8 +494,9 @@ def _blank_lines_before(stmt: cst.BaseStatement, wanted: int) -> cst.BaseStateme
     return stmt.with_changes(leading_lines=[blank] * missing + lines)
 
 
-def _factory_def(factory: str, value: cst.BaseExpression, annotation, old: cst.SimpleStatementLine,
-                 first: bool) -> cst.FunctionDef:
+def _factory_def(
+    factory: str, value: cst.BaseExpression, annotation, old: cst.SimpleStatementLine, first: bool
+) -> cst.FunctionDef:
     returns = cst.Return(value=value, whitespace_after_return=cst.SimpleWhitespace(" "))
     body = cst.IndentedBlock([cst.SimpleStatementLine([returns], trailing_whitespace=old.trailing_whitespace)])
     fn = cst.FunctionDef(

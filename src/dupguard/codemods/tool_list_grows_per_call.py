@@ -63,7 +63,7 @@ class _Refs(cst.CSTVisitor):
         return False
 
 
-def fix(model: "Model", ctx: "RuleContext", call: "Call") -> Result:
+def fix(model: Model, ctx: RuleContext, call: Call) -> Result:
     module = module_of(ctx)
     target = call.receiver
     fn = call.function
@@ -71,8 +71,11 @@ def fix(model: "Model", ctx: "RuleContext", call: "Call") -> Result:
         return None, "only a mutation inside a function is rewritten"
     if call.method == "__iadd__":  # ``TOOLS += [extra]``: the record's node is the AugAssign
         body = getattr(call.statement, "body", ())
-        small = call.node if isinstance(call.statement, cst.SimpleStatementLine) and len(body) == 1 \
-            and body[0] is call.node else None
+        small = (
+            call.node
+            if isinstance(call.statement, cst.SimpleStatementLine) and len(body) == 1 and body[0] is call.node
+            else None
+        )
     else:
         small = statement_expression(call.statement, call.node)
     if small is None or call.outer or len(call.statement.body) != 1:  # type: ignore[attr-defined]
@@ -86,7 +89,7 @@ def fix(model: "Model", ctx: "RuleContext", call: "Call") -> Result:
     collector = _Refs(target)
     fn.node.visit(collector)
     later = _Refs(target)
-    for stmt in block.body[index + 1:]:
+    for stmt in block.body[index + 1 :]:
         stmt.visit(later)
     replace = {id(r) for r in later.refs}
     stmt_end = ctx.positions.range(call.statement)[2:]
@@ -95,8 +98,10 @@ def fix(model: "Model", ctx: "RuleContext", call: "Call") -> Result:
             continue
         start = ctx.positions.range(ref)[:2]
         if start > stmt_end:
-            return None, (f"`{target}` is read at line {start[0]}, after the mutation but outside its block; "
-                          "a per-call copy would not reach it")
+            return None, (
+                f"`{target}` is read at line {start[0]}, after the mutation but outside its block; "
+                "a per-call copy would not reach it"
+            )
     local = _local_name(model, fn, target, collector.names)
     if local is None:
         return None, "no free local name for the per-call list"
@@ -105,8 +110,10 @@ def fix(model: "Model", ctx: "RuleContext", call: "Call") -> Result:
         return None, f"`{call.func}(...)` has arguments this fix does not rewrite"
     config = module.config_for_parsing
     new_stmt = cst.parse_statement(f"{local} = {value}{config.default_newline}", config=config)
-    new_stmt = new_stmt.with_changes(leading_lines=call.statement.leading_lines,  # type: ignore[attr-defined]
-                                     trailing_whitespace=call.statement.trailing_whitespace)  # type: ignore[attr-defined]
+    new_stmt = new_stmt.with_changes(
+        leading_lines=call.statement.leading_lines,  # type: ignore[attr-defined]
+        trailing_whitespace=call.statement.trailing_whitespace,
+    )  # type: ignore[attr-defined]
     statement = call.statement
 
     class Transformer(cst.CSTTransformer):
@@ -126,7 +133,7 @@ def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _local_name(model: "Model", fn, target: str, used: set[str]) -> str | None:
+def _local_name(model: Model, fn, target: str, used: set[str]) -> str | None:
     base = target.rsplit(".", 1)[-1].lower().lstrip("_") or "tools"
     taken = used | set(fn.params) | fn.local_names | set(model.imports) | set(model.classes)
     taken |= {b.target for b in model.bindings if b.scope == "module"} | {f.name for f in model.functions}
@@ -136,7 +143,7 @@ def _local_name(model: "Model", fn, target: str, used: set[str]) -> str | None:
     return None
 
 
-def _new_list(module: cst.Module, call: "Call", target: str) -> str | None:
+def _new_list(module: cst.Module, call: Call, target: str) -> str | None:
     args = call.args
     if any(a.keyword is not None or a.star for a in args):
         return None
@@ -154,7 +161,8 @@ def _new_list(module: cst.Module, call: "Call", target: str) -> str | None:
         if isinstance(where, cst.Integer) and where.evaluated_value == 0:
             return f"[{code[1]}, *{target}]"
         if isinstance(where, (cst.Integer, cst.Name)) or (
-                isinstance(where, cst.UnaryOperation) and isinstance(where.expression, cst.Integer)):
+            isinstance(where, cst.UnaryOperation) and isinstance(where.expression, cst.Integer)
+        ):
             return f"[*{target}[:{code[0]}], {code[1]}, *{target}[{code[0]}:]]"
     return None
 

@@ -3,7 +3,8 @@ and CI (github annotations). Reporters only format; they never decide what is a 
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from ..diagnostics import Diagnostic, FileError
 

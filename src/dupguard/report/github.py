@@ -13,9 +13,9 @@ def _escape(text: str, *, prop: bool = False) -> str:
 
 
 def github(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    for d in diagnostics:
-        out.write(
-            f"::error file={_escape(d.filename, prop=True)},line={d.row},col={d.column + 1},"
-            f"endLine={d.end_row or d.row},endColumn={(d.end_column if d.end_row else d.column) + 1},"
-            f"title={d.code}::{_escape(f'{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}')}\n"
-        )
+    out.writelines(
+        f"::error file={_escape(d.filename, prop=True)},line={d.row},col={d.column + 1},"
+        f"endLine={d.end_row or d.row},endColumn={(d.end_column if d.end_row else d.column) + 1},"
+        f"title={d.code}::{_escape(f'{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}')}\n"
+        for d in diagnostics
+    )

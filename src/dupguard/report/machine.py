@@ -31,5 +31,4 @@ def json_list(diagnostics: list[Diagnostic], errors: list[FileError], out: TextI
 
 
 def json_lines(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    for d in diagnostics:
-        out.write(json.dumps(to_dict(d)) + "\n")
+    out.writelines(json.dumps(to_dict(d)) + "\n" for d in diagnostics)

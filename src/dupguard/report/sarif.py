@@ -20,7 +20,7 @@ def _first_paragraph(doc: str, heading: str) -> str:
     except StopIteration:
         return ""
     paragraph = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith("#"):
             break
         if not line.strip() and paragraph:
@@ -37,54 +37,67 @@ def sarif(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -
     for code in codes:
         meta = metas[code]
         doc = meta.doc
-        rules.append({
-            "id": code,
-            "name": meta.name,
-            "shortDescription": {"text": meta.summary},
-            "fullDescription": {"text": _first_paragraph(doc, "What it does") or meta.summary},
-            "help": {"text": _first_paragraph(doc, "Why is this bad?") or meta.summary, "markdown": doc},
-            "helpUri": meta.url,
-            "properties": {"fix": meta.fix, "runtimeFix": meta.runtime_fix},
-            "defaultConfiguration": {"level": "error"},
-        })
+        rules.append(
+            {
+                "id": code,
+                "name": meta.name,
+                "shortDescription": {"text": meta.summary},
+                "fullDescription": {"text": _first_paragraph(doc, "What it does") or meta.summary},
+                "help": {"text": _first_paragraph(doc, "Why is this bad?") or meta.summary, "markdown": doc},
+                "helpUri": meta.url,
+                "properties": {"fix": meta.fix, "runtimeFix": meta.runtime_fix},
+                "defaultConfiguration": {"level": "error"},
+            }
+        )
     index = {code: i for i, code in enumerate(codes)}
     results = []
     for d in diagnostics:
-        results.append({
-            "ruleId": d.code,
-            "ruleIndex": index.get(d.code, -1),
-            "level": "error",
-            "message": {"text": d.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": Path(d.filename).as_posix()},
-                    "region": {
-                        "startLine": d.row,
-                        "startColumn": d.column + 1,
-                        "endLine": d.end_row or d.row,
-                        "endColumn": (d.end_column if d.end_row else d.column) + 1,
-                    },
-                }
-            }],
-        })
+        results.append(
+            {
+                "ruleId": d.code,
+                "ruleIndex": index.get(d.code, -1),
+                "level": "error",
+                "message": {"text": d.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": Path(d.filename).as_posix()},
+                            "region": {
+                                "startLine": d.row,
+                                "startColumn": d.column + 1,
+                                "endLine": d.end_row or d.row,
+                                "endColumn": (d.end_column if d.end_row else d.column) + 1,
+                            },
+                        }
+                    }
+                ],
+            }
+        )
     notifications = [
-        {"level": "error", "message": {"text": e.message},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(e.filename).as_posix()}}}]}
+        {
+            "level": "error",
+            "message": {"text": e.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(e.filename).as_posix()}}}],
+        }
         for e in errors
     ]
     document = {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "dupguard",
-                "version": __version__,
-                "informationUri": "https://github.com/dupguard/dupguard",
-                "rules": rules,
-            }},
-            "results": results,
-            "invocations": [{"executionSuccessful": not errors, "toolExecutionNotifications": notifications}],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "dupguard",
+                        "version": __version__,
+                        "informationUri": "https://github.com/dupguard/dupguard",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "invocations": [{"executionSuccessful": not errors, "toolExecutionNotifications": notifications}],
+            }
+        ],
     }
     json.dump(document, out, indent=2)
     out.write("\n")

@@ -50,16 +50,14 @@ def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) ->
 
 
 def concise(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    for d in diagnostics:
-        out.write(_headline(d) + "\n")
+    out.writelines(_headline(d) + "\n" for d in diagnostics)
     _summary(diagnostics, errors, out)
 
 
 def grouped(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
     for filename, items in groupby(diagnostics, key=lambda d: d.filename):
         out.write(f"{filename}:\n")
-        for d in items:
-            out.write(f"  {d.row}:{d.column + 1} {d.code} {d.message}\n")
+        out.writelines(f"  {d.row}:{d.column + 1} {d.code} {d.message}\n" for d in items)
         out.write("\n")
     _summary(diagnostics, errors, out)
 

@@ -86,7 +86,7 @@ async def await_(fut: concurrent.futures.Future, timeout: float) -> bool:
         return False
 
 
-_channels: "weakref.WeakValueDictionary[str, Waiters]" = weakref.WeakValueDictionary()
+_channels: weakref.WeakValueDictionary[str, Waiters] = weakref.WeakValueDictionary()
 _channels_lock = threading.Lock()
 
 

@@ -25,12 +25,13 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from .errors import StaleBatchError, ToolCallIdReused
 
-__all__ = ["TurnClock", "ToolCall", "ToolResult", "Orphan", "ToolBatch", "run_batch", "parse_call"]
+__all__ = ["Orphan", "ToolBatch", "ToolCall", "ToolResult", "TurnClock", "parse_call", "run_batch"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class ToolCall:
     name: str
     arguments: Any
     raw: Any = field(default=None, compare=False, repr=False)
-    arguments_error: Optional[str] = field(default=None, compare=False)
+    arguments_error: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class ToolResult:
 
     call_id: str
     value: Any = None
-    error: Optional[BaseException] = None
+    error: BaseException | None = None
 
     @property
     def ok(self) -> bool:
@@ -81,9 +82,9 @@ class Orphan:
 
     turn: int
     call_id: str
-    name: Optional[str]
+    name: str | None
     value: Any
-    error: Optional[BaseException]
+    error: BaseException | None
     why: str
     at: float
 
@@ -116,7 +117,7 @@ class TurnClock:
             self._turn += 1
             return self._turn
 
-    def batch(self, calls: Iterable[Any]) -> "ToolBatch":
+    def batch(self, calls: Iterable[Any]) -> ToolBatch:
         """A :class:`ToolBatch` for ``calls`` bound to the current turn."""
         return ToolBatch(calls, clock=self)
 
@@ -189,9 +190,7 @@ class ToolBatch:
             first = self._by_id.get(call.id)
             if first is not None:
                 if first.name != call.name or first.arguments != call.arguments:
-                    raise ToolCallIdReused(
-                        f"tool call id {call.id!r} appears twice in one batch with different calls"
-                    )
+                    raise ToolCallIdReused(f"tool call id {call.id!r} appears twice in one batch with different calls")
                 continue
             self._futures[call.id] = concurrent.futures.Future()
             self._by_id[call.id] = call
@@ -201,7 +200,7 @@ class ToolBatch:
         """The calls to execute: one per distinct id, in first-seen order."""
         return list(self._by_id.values())
 
-    def _orphan(self, call_id: str, value: Any, error: Optional[BaseException], why: str) -> None:
+    def _orphan(self, call_id: str, value: Any, error: BaseException | None, why: str) -> None:
         call = self._by_id.get(call_id)
         name = call.name if call is not None else None
         self.clock._orphan(Orphan(self.turn, call_id, name, value, error, why, time.time()))
@@ -210,7 +209,7 @@ class ToolBatch:
     def committed(self) -> bool:
         return self._committed
 
-    def deliver(self, call_id: str, value: Any = None, error: Optional[BaseException] = None) -> bool:
+    def deliver(self, call_id: str, value: Any = None, error: BaseException | None = None) -> bool:
         """Record the result of one call. Returns True if it belongs to this open batch; False
         when it was sent to the orphan buffer (batch committed, unknown id, second result)."""
         with self._lock:
@@ -228,12 +227,12 @@ class ToolBatch:
         self._orphan(call_id, value, error, why)
         return False
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
+    def wait(self, timeout: float | None = None) -> bool:
         """Block until every call delivered or ``timeout``; True when all are in."""
         done, pending = concurrent.futures.wait(list(self._futures.values()), timeout)
         return not pending
 
-    async def await_all(self, timeout: Optional[float] = None) -> bool:
+    async def await_all(self, timeout: float | None = None) -> bool:
         """Async :meth:`wait`, usable from any event loop."""
         futures = [asyncio.wrap_future(f) for f in self._futures.values()]
         if not futures:
@@ -283,7 +282,7 @@ class ToolBatch:
         return out
 
 
-def _run_sync(batch: "ToolBatch", call: ToolCall, execute: Callable[[ToolCall], Any]) -> Any:
+def _run_sync(batch: ToolBatch, call: ToolCall, execute: Callable[[ToolCall], Any]) -> Any:
     """Run a sync tool in a worker thread and deliver from that thread, so a result that
     outlives the batch (or the event loop) still reaches the orphan buffer."""
     try:
@@ -305,7 +304,7 @@ async def run_batch(
     execute: Callable[[ToolCall], Any],
     *,
     clock: TurnClock,
-    timeout: Optional[float] = None,
+    timeout: float | None = None,
 ) -> list[ToolResult]:
     """Run one turn's tool calls concurrently and return their results in request order.
 

@@ -56,14 +56,14 @@ class StoreError(DupguardError):
 
 
 __all__ = [
+    "ConcurrentInvocationError",
     "DupguardError",
     "IdempotencyInProgress",
-    "IdempotencyPayloadMismatch",
     "IdempotencyKeyMissing",
-    "ConcurrentInvocationError",
+    "IdempotencyPayloadMismatch",
+    "LeaseLost",
+    "StaleBatchError",
+    "StoreError",
     "ToolCallIdReused",
     "ToolLimitExceeded",
-    "StaleBatchError",
-    "LeaseLost",
-    "StoreError",
 ]

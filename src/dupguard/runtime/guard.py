@@ -48,11 +48,12 @@ import inspect
 import itertools
 import threading
 from collections import deque
-from typing import Any, AsyncIterator, Awaitable, Callable, Hashable, Iterator, Optional, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator
+from typing import Any, TypeVar
 
 from .errors import ConcurrentInvocationError, DupguardError
 
-__all__ = ["InvocationGuard", "Ticket", "NotOwnerError", "GuardTimeout", "MODES"]
+__all__ = ["MODES", "GuardTimeout", "InvocationGuard", "NotOwnerError", "Ticket"]
 
 T = TypeVar("T")
 MODES = ("throw", "wait", "dedupe", "unsafe")
@@ -66,7 +67,7 @@ class GuardTimeout(ConcurrentInvocationError, TimeoutError):
     """Waiting for the guard took longer than the caller's ``timeout``; retrying may work."""
 
 
-def _current_task() -> Optional[asyncio.Task]:
+def _current_task() -> asyncio.Task | None:
     try:
         return asyncio.current_task()
     except RuntimeError:
@@ -84,9 +85,9 @@ def _in_event_loop_thread() -> bool:
 class Ticket:
     """Proof of ownership returned by :meth:`InvocationGuard.acquire`."""
 
-    __slots__ = ("guard", "token", "serial", "_thread", "_task", "__weakref__")
+    __slots__ = ("__weakref__", "_task", "_thread", "guard", "serial", "token")
 
-    def __init__(self, guard: "InvocationGuard", token: Any, serial: int) -> None:
+    def __init__(self, guard: InvocationGuard, token: Any, serial: int) -> None:
         self.guard = guard
         self.token = token
         self.serial = serial
@@ -111,13 +112,13 @@ class InvocationGuard:
     ``name`` appears in error messages (e.g. the agent's name).
     """
 
-    def __init__(self, mode: str = "throw", *, name: Optional[str] = None) -> None:
+    def __init__(self, mode: str = "throw", *, name: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         self.mode = mode
         self.name = name
         self._mutex = threading.Lock()  # guards the fields below; never held while waiting
-        self._owner: Optional[Ticket] = None
+        self._owner: Ticket | None = None
         self._waiters: deque[tuple[Ticket, concurrent.futures.Future]] = deque()
         self._inflight: dict[Hashable, concurrent.futures.Future] = {}
         self._serials = itertools.count(1)
@@ -133,7 +134,7 @@ class InvocationGuard:
         return self._owner is not None
 
     @property
-    def owner(self) -> Optional[Ticket]:
+    def owner(self) -> Ticket | None:
         return self._owner
 
     @property
@@ -144,9 +145,7 @@ class InvocationGuard:
 
     # -- acquire / release -------------------------------------------------------------------
 
-    def _enter(
-        self, token: Any, *, blocking_in_loop_ok: bool
-    ) -> tuple[Ticket, Optional[concurrent.futures.Future]]:
+    def _enter(self, token: Any, *, blocking_in_loop_ok: bool) -> tuple[Ticket, concurrent.futures.Future | None]:
         """Take the guard or join the queue, atomically. Returns the ticket and, when the
         caller must wait, the future that will be resolved when ownership is handed over."""
         ticket = Ticket(self, token, next(self._serials))
@@ -164,9 +163,7 @@ class InvocationGuard:
                     "invocations are not supported. Retry after it finishes."
                 )
             if holder is not None and holder._thread == ticket._thread and holder._task is ticket._task:
-                raise RuntimeError(
-                    f"re-entrant acquire of guard {what}by its owner would deadlock"
-                )
+                raise RuntimeError(f"re-entrant acquire of guard {what}by its owner would deadlock")
             if not blocking_in_loop_ok and _in_event_loop_thread():
                 raise RuntimeError(
                     "InvocationGuard.hold()/acquire() would block the running event loop while "
@@ -203,7 +200,7 @@ class InvocationGuard:
                 pass
             return False
 
-    def acquire(self, token: Any = None, *, timeout: Optional[float] = None) -> Ticket:
+    def acquire(self, token: Any = None, *, timeout: float | None = None) -> Ticket:
         """Take the guard from sync code and return the owning :class:`Ticket`.
 
         ``"throw"``: raises :class:`ConcurrentInvocationError` at once when held. ``"wait"``:
@@ -224,7 +221,7 @@ class InvocationGuard:
             raise
         return ticket
 
-    async def aacquire(self, token: Any = None, *, timeout: Optional[float] = None) -> Ticket:
+    async def aacquire(self, token: Any = None, *, timeout: float | None = None) -> Ticket:
         """Async :meth:`acquire`; works from any event loop and any thread."""
         ticket, future = self._enter(token, blocking_in_loop_ok=True)
         if future is None:
@@ -250,7 +247,7 @@ class InvocationGuard:
             self._handoff_locked()
 
     @contextlib.contextmanager
-    def hold(self, token: Any = None, *, timeout: Optional[float] = None) -> Iterator[Ticket]:
+    def hold(self, token: Any = None, *, timeout: float | None = None) -> Iterator[Ticket]:
         """``with guard.hold():`` — hold the guard for the block (sync code, worker threads)."""
         ticket = self.acquire(token, timeout=timeout)
         try:
@@ -260,7 +257,7 @@ class InvocationGuard:
                 self.release(ticket)
 
     @contextlib.asynccontextmanager
-    async def ahold(self, token: Any = None, *, timeout: Optional[float] = None) -> AsyncIterator[Ticket]:
+    async def ahold(self, token: Any = None, *, timeout: float | None = None) -> AsyncIterator[Ticket]:
         """``async with guard.ahold():`` — hold the guard for the block (any event loop)."""
         ticket = await self.aacquire(token, timeout=timeout)
         try:
@@ -271,7 +268,7 @@ class InvocationGuard:
 
     # -- running callables -------------------------------------------------------------------
 
-    def _join_or_lead(self, token: Any) -> tuple[bool, Optional[concurrent.futures.Future]]:
+    def _join_or_lead(self, token: Any) -> tuple[bool, concurrent.futures.Future | None]:
         """Dedupe mode: (True, future) to follow a call with the same token, (False, future) to
         lead one. Outside dedupe mode or without a token: (False, None)."""
         if self.mode != "dedupe" or token is None:
@@ -284,9 +281,7 @@ class InvocationGuard:
             self._inflight[token] = leader
             return False, leader
 
-    def _settle(
-        self, token: Any, leader: concurrent.futures.Future, value: Any, error: Optional[BaseException]
-    ) -> None:
+    def _settle(self, token: Any, leader: concurrent.futures.Future, value: Any, error: BaseException | None) -> None:
         with self._mutex:
             if self._inflight.get(token) is leader:
                 del self._inflight[token]
@@ -335,9 +330,7 @@ class InvocationGuard:
             self._settle(token, future, value, None)
         return value
 
-    def guarded(
-        self, fn: Optional[Callable] = None, *, token: Optional[Callable[..., Hashable]] = None
-    ) -> Any:
+    def guarded(self, fn: Callable | None = None, *, token: Callable[..., Hashable] | None = None) -> Any:
         """Decorator: every call of ``fn`` runs under this guard.
 
         Works on sync and async functions and methods, and on (async) generator functions,

@@ -49,8 +49,9 @@ import json
 import time
 import uuid
 import warnings
+from collections.abc import Awaitable, Callable
 from pathlib import PurePath
-from typing import Any, Awaitable, Callable, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from . import _waiters
 from .backends import Backend, Claim, default_backend
@@ -88,8 +89,7 @@ def _jsonable(obj: Any) -> Any:
     return f"<{type(obj).__module__}.{type(obj).__qualname__}>"
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_jsonable,
-                              ensure_ascii=False)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_jsonable, ensure_ascii=False)
 _IN_ORDER = json.JSONEncoder(separators=(",", ":"), default=_jsonable, ensure_ascii=False)
 
 
@@ -142,8 +142,14 @@ class Idempotency:
     the first call runs: ``"raise"`` or ``"wait"``.
     """
 
-    def __init__(self, store: Backend | None = None, *, ttl: float = 3600, lease: float = 60,
-                 on_in_progress: Literal["raise", "wait"] = "raise") -> None:
+    def __init__(
+        self,
+        store: Backend | None = None,
+        *,
+        ttl: float = 3600,
+        lease: float = 60,
+        on_in_progress: Literal["raise", "wait"] = "raise",
+    ) -> None:
         if on_in_progress not in ("raise", "wait"):
             raise ValueError(f"on_in_progress must be 'raise' or 'wait', not {on_in_progress!r}")
         if ttl <= 0 or lease <= 0:
@@ -154,8 +160,10 @@ class Idempotency:
         self.on_in_progress = on_in_progress
 
     def __repr__(self) -> str:
-        return (f"Idempotency({self.store!r}, ttl={self.ttl:g}, lease={self.lease:g}, "
-                f"on_in_progress={self.on_in_progress!r})")
+        return (
+            f"Idempotency({self.store!r}, ttl={self.ttl:g}, lease={self.lease:g}, "
+            f"on_in_progress={self.on_in_progress!r})"
+        )
 
     @property
     def store(self) -> Backend:
@@ -169,17 +177,19 @@ class Idempotency:
     def _settle(self, key: str, claim: Claim, phash: str | None) -> tuple[bool, Any]:
         """Turn a claim into (finished, value): a replayed result, or an error, or go on."""
         if claim.status != "acquired" and phash and claim.payload and claim.payload != phash:
-            raise IdempotencyPayloadMismatch(
-                f"idempotency key {key!r} was first used with a different payload")
+            raise IdempotencyPayloadMismatch(f"idempotency key {key!r} was first used with a different payload")
         if claim.status == "done":
             result = claim.result
             if isinstance(result, dict) and _UNSTORED in result:
-                raise TypeError(f"idempotency key {key!r} already ran, but its result "
-                                f"({result[_UNSTORED]}) could not be stored to replay")
+                raise TypeError(
+                    f"idempotency key {key!r} already ran, but its result "
+                    f"({result[_UNSTORED]}) could not be stored to replay"
+                )
             return True, result
         if claim.status == "busy" and self.on_in_progress == "raise":
             exc = IdempotencyInProgress(
-                f"idempotency key {key!r} is being processed; retry in {claim.remaining:.2f}s at most")
+                f"idempotency key {key!r} is being processed; retry in {claim.remaining:.2f}s at most"
+            )
             exc.retry_after = claim.remaining  # type: ignore[attr-defined]
             raise exc
         return False, None
@@ -187,13 +197,19 @@ class Idempotency:
     @staticmethod
     def _unstorable(key: str, value: Any, error: TypeError) -> dict:
         """What is stored for a result JSON cannot encode: the key is done, without a value."""
-        warnings.warn(f"dupguard: the result of {key!r} is not JSON-serialisable ({error}); "
-                      "duplicates will get TypeError instead of a replay", RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"dupguard: the result of {key!r} is not JSON-serialisable ({error}); "
+            "duplicates will get TypeError instead of a replay",
+            RuntimeWarning,
+            stacklevel=4,
+        )
         return {_UNSTORED: type(value).__qualname__}
 
     def _unrecorded(self, key: str, value: Any, error: StoreError) -> StoreError:
-        exc = StoreError(f"idempotency key {key!r}: the function ran but its result could not be "
-                         f"recorded ({error}); do not retry blindly, it may run again")
+        exc = StoreError(
+            f"idempotency key {key!r}: the function ran but its result could not be "
+            f"recorded ({error}); do not retry blindly, it may run again"
+        )
         exc.retryable = False
         exc.executed = True  # type: ignore[attr-defined]
         exc.result = value  # type: ignore[attr-defined]
@@ -284,8 +300,7 @@ class Idempotency:
                     waiters.unregister(skey, fut)  # type: ignore[union-attr]
         return await self._aexecute(store, key, skey, claim.fence, afn)
 
-    async def _aexecute(self, store: Backend, key: str, skey: str, fence: int,
-                        afn: Callable[[], Awaitable[T]]) -> T:
+    async def _aexecute(self, store: Backend, key: str, skey: str, fence: int, afn: Callable[[], Awaitable[T]]) -> T:
         lease = Lease(store, skey, fence, ttl=self.lease, max_run=self.ttl).astart()
         try:
             value = await afn()
@@ -314,9 +329,16 @@ class Idempotency:
                 delay = min(delay * 2, 1.0)
 
 
-def idempotent(store: Backend | None = None, *, key: Callable[..., Any], scope: str | None = None,
-               on_in_progress: Literal["raise", "wait"] = "raise", ttl: float = 3600,
-               lease: float = 60, payload: Callable[..., Any] | None = None) -> Callable:
+def idempotent(
+    store: Backend | None = None,
+    *,
+    key: Callable[..., Any],
+    scope: str | None = None,
+    on_in_progress: Literal["raise", "wait"] = "raise",
+    ttl: float = 3600,
+    lease: float = 60,
+    payload: Callable[..., Any] | None = None,
+) -> Callable:
     """Decorate a sync or async function so each key runs once (see :class:`Idempotency`).
 
     ``key(*args, **kwargs)`` computes the idempotency key from the call's arguments; ``None``
@@ -327,8 +349,9 @@ def idempotent(store: Backend | None = None, *, key: Callable[..., Any], scope: 
     ``IdempotencyPayloadMismatch`` instead of silently replaying someone else's result.
     """
     if store is not None and not isinstance(store, Backend):
-        raise TypeError("idempotent() takes a store (or None) and keyword arguments: "
-                        "@idempotent(key=lambda order_id: order_id)")
+        raise TypeError(
+            "idempotent() takes a store (or None) and keyword arguments: @idempotent(key=lambda order_id: order_id)"
+        )
     idem = Idempotency(store, ttl=ttl, lease=lease, on_in_progress=on_in_progress)
 
     def decorate(fn: Callable) -> Callable:
@@ -340,6 +363,7 @@ def idempotent(store: Backend | None = None, *, key: Callable[..., Any], scope: 
             return f"{namespace}:{k}", p
 
         if inspect.iscoroutinefunction(fn):
+
             @functools.wraps(fn)
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
                 k, p = prepare(args, kwargs)

@@ -29,13 +29,14 @@ import logging
 import os
 import threading
 import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 from .backends import Backend, default_backend
 from .errors import DupguardError, IdempotencyInProgress, LeaseLost, StoreError
 
-__all__ = ["Lease", "TurnCompleted", "turn_lease", "aturn_lease"]
+__all__ = ["Lease", "TurnCompleted", "aturn_lease", "turn_lease"]
 
 log = logging.getLogger("dupguard.runtime")
 
@@ -52,8 +53,16 @@ class Lease:
     alive. ``lost`` turns true once the store refused a renewal.
     """
 
-    def __init__(self, backend: Backend, key: str, fence: int, *, ttl: float,
-                 heartbeat: float | None = None, max_run: float | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        key: str,
+        fence: int,
+        *,
+        ttl: float,
+        heartbeat: float | None = None,
+        max_run: float | None = None,
+    ) -> None:
         if ttl <= 0:
             raise ValueError("a lease needs ttl > 0")
         self.backend = backend
@@ -109,8 +118,9 @@ class Lease:
         if self._stopped or self._lost is not None:
             return None
         if self.max_run is not None and time.monotonic() - self.started >= self.max_run:
-            log.warning("dupguard: %r ran longer than %.0fs: treated as stuck, no more renewals",
-                        self.key, self.max_run)
+            log.warning(
+                "dupguard: %r ran longer than %.0fs: treated as stuck, no more renewals", self.key, self.max_run
+            )
             return None
         # after a store error retry sooner, but keep some spacing
         return self.interval if ok else max(0.05, min(self.interval / 4, 1.0))
@@ -134,7 +144,7 @@ class Lease:
                 ok = False
         return self._next_delay(ok)
 
-    def start(self) -> "Lease":
+    def start(self) -> Lease:
         """Start renewing on the shared heartbeat thread (sync owners)."""
         if self.interval > 0:
             self._on_thread = True
@@ -152,7 +162,7 @@ class Lease:
             _HEARTBEATS.discard()
 
     # ------------------------------------------------------------------ heartbeat (async)
-    def astart(self) -> "Lease":
+    def astart(self) -> Lease:
         """Start renewing on the running loop (async owners)."""
         if self.interval > 0:
             self._handle = asyncio.get_running_loop().call_later(self.interval, self._due)
@@ -274,8 +284,7 @@ def _claim_turn(claim: Any, key: str) -> None:
     if claim.status == "done":
         raise TurnCompleted(f"turn {key!r} was already completed")
     if claim.status == "busy":
-        exc = IdempotencyInProgress(f"turn {key!r} is held by another consumer "
-                                    f"for up to {claim.remaining:.1f}s more")
+        exc = IdempotencyInProgress(f"turn {key!r} is held by another consumer for up to {claim.remaining:.1f}s more")
         exc.retry_after = claim.remaining  # type: ignore[attr-defined]
         raise exc
 
@@ -287,8 +296,9 @@ def _note(error: BaseException, key: str, failure: Exception) -> None:
 
 
 @contextmanager
-def turn_lease(backend: Backend | None, key: str, *, ttl: float = 60.0,
-               heartbeat: float | None = None, keep: float = 86400.0) -> Iterator[Lease]:
+def turn_lease(
+    backend: Backend | None, key: str, *, ttl: float = 60.0, heartbeat: float | None = None, keep: float = 86400.0
+) -> Iterator[Lease]:
     """Own one chat turn (or queue job) while the block runs; one consumer at a time.
 
     Raises ``IdempotencyInProgress`` (retryable, ``retry_after`` seconds) when another live
@@ -314,8 +324,9 @@ def turn_lease(backend: Backend | None, key: str, *, ttl: float = 60.0,
 
 
 @asynccontextmanager
-async def aturn_lease(backend: Backend | None, key: str, *, ttl: float = 60.0,
-                      heartbeat: float | None = None, keep: float = 86400.0) -> AsyncIterator[Lease]:
+async def aturn_lease(
+    backend: Backend | None, key: str, *, ttl: float = 60.0, heartbeat: float | None = None, keep: float = 86400.0
+) -> AsyncIterator[Lease]:
     """:func:`turn_lease` for async code; the heartbeat runs on the caller's loop."""
     backend = backend or default_backend()
     claim = await backend.aclaim(key, lease=ttl)

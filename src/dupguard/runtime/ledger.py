@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from .backends import Backend, Claim, Record, default_backend
 from .errors import ToolCallIdReused
@@ -61,6 +62,7 @@ def tool_call_parts(call: Any) -> tuple[str, str, Any]:
     Responses API's ``call_id``, Anthropic's ``{"id", "name", "input"}``, and any mapping or
     object with ``id``/``name``/``arguments`` (or ``args``).
     """
+
     def field(obj: Any, *names: str) -> Any:
         for name in names:
             value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
@@ -94,8 +96,7 @@ class ToolCallLedger:
     worker that stops renewing keeps a call.
     """
 
-    def __init__(self, store: Backend | None = None, *, scope: str, ttl: float = 86400,
-                 lease: float = 60) -> None:
+    def __init__(self, store: Backend | None = None, *, scope: str, ttl: float = 86400, lease: float = 60) -> None:
         if not scope:
             raise ValueError("a ToolCallLedger needs a scope (a conversation or run id)")
         self._store = store
@@ -122,8 +123,7 @@ class ToolCallLedger:
     @staticmethod
     def _conflict(call_id: str, name: str, stored: str | None, mine: str | None) -> None:
         if stored and mine and stored != mine:
-            raise ToolCallIdReused(
-                f"tool call id {call_id!r} ({name}) was seen before with different arguments")
+            raise ToolCallIdReused(f"tool call id {call_id!r} ({name}) was seen before with different arguments")
 
     def _decide(self, call_id: str, name: str, phash: str | None, claim: Claim) -> CallDecision:
         if claim.acquired:
@@ -148,8 +148,9 @@ class ToolCallLedger:
         claim = self.store.claim(self._key(call_id), lease=self.lease, payload=phash)
         decision = self._decide(call_id, name, phash, claim)
         if decision.execute:
-            self._hold(call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease,
-                                      max_run=self.ttl).start())
+            self._hold(
+                call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease, max_run=self.ttl).start()
+            )
         return decision
 
     def complete(self, call_id: str, result: Any, *, fence: int) -> None:
@@ -174,8 +175,11 @@ class ToolCallLedger:
         repeated or stored id with different arguments raises ``ToolCallIdReused``.
         """
         wanted = self._dedupe(calls)
-        return [call for call, (call_id, name, phash) in wanted
-                if self._open(call_id, name, phash, self.store.get(self._key(call_id)))]
+        return [
+            call
+            for call, (call_id, name, phash) in wanted
+            if self._open(call_id, name, phash, self.store.get(self._key(call_id)))
+        ]
 
     def _dedupe(self, calls: Iterable[Any]) -> list[tuple[Any, tuple[str, str, str | None]]]:
         seen: dict[str, str | None] = {}
@@ -203,8 +207,9 @@ class ToolCallLedger:
         claim = await self.store.aclaim(self._key(call_id), lease=self.lease, payload=phash)
         decision = self._decide(call_id, name, phash, claim)
         if decision.execute:
-            self._hold(call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease,
-                                      max_run=self.ttl).astart())
+            self._hold(
+                call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease, max_run=self.ttl).astart()
+            )
         return decision
 
     async def acomplete(self, call_id: str, result: Any, *, fence: int) -> None:
@@ -221,7 +226,9 @@ class ToolCallLedger:
 
     async def apending(self, calls: Iterable[Any]) -> list[Any]:
         wanted = self._dedupe(calls)
-        records = await asyncio.gather(*(self.store.aget(self._key(call_id))
-                                         for _call, (call_id, _n, _p) in wanted))
-        return [call for (call, (call_id, name, phash)), record in zip(wanted, records)
-                if self._open(call_id, name, phash, record)]
+        records = await asyncio.gather(*(self.store.aget(self._key(call_id)) for _call, (call_id, _n, _p) in wanted))
+        return [
+            call
+            for (call, (call_id, name, phash)), record in zip(wanted, records)
+            if self._open(call_id, name, phash, record)
+        ]

@@ -30,7 +30,8 @@ import contextlib
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, AsyncIterator, Callable, Generic, Iterator, Optional, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 from .guard import InvocationGuard
 
@@ -40,7 +41,7 @@ T = TypeVar("T")
 
 
 class _Slot(Generic[T]):
-    __slots__ = ("value", "guard", "last_used", "users")
+    __slots__ = ("guard", "last_used", "users", "value")
 
     def __init__(self, value: T, now: float) -> None:
         self.value = value
@@ -62,8 +63,8 @@ class SessionRegistry(Generic[T]):
         factory: Callable[[str], T],
         *,
         max_sessions: int = 10_000,
-        idle_ttl: Optional[float] = 3600,
-        on_evict: Optional[Callable[[str, T], Any]] = None,
+        idle_ttl: float | None = 3600,
+        on_evict: Callable[[str, T], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_sessions < 1:
@@ -76,7 +77,7 @@ class SessionRegistry(Generic[T]):
         self._on_evict = on_evict
         self._clock = clock
         self._lock = threading.Lock()
-        self._slots: "OrderedDict[str, _Slot[T]]" = OrderedDict()
+        self._slots: OrderedDict[str, _Slot[T]] = OrderedDict()
         self._building: dict[str, concurrent.futures.Future] = {}
         self.built = 0  # how many times the factory succeeded (for metrics and tests)
 
@@ -186,7 +187,7 @@ class SessionRegistry(Generic[T]):
         return self._slot(session_id, enter=False).value
 
     @contextlib.contextmanager
-    def use(self, session_id: str, *, timeout: Optional[float] = None) -> Iterator[T]:
+    def use(self, session_id: str, *, timeout: float | None = None) -> Iterator[T]:
         """``with registry.use(sid) as agent:`` — the session's object, used by one caller at a
         time (FIFO); the session cannot be evicted while inside."""
         slot = self._slot(session_id, enter=True)
@@ -197,7 +198,7 @@ class SessionRegistry(Generic[T]):
             self._leave(slot, session_id)
 
     @contextlib.asynccontextmanager
-    async def ause(self, session_id: str, *, timeout: Optional[float] = None) -> AsyncIterator[T]:
+    async def ause(self, session_id: str, *, timeout: float | None = None) -> AsyncIterator[T]:
         """Async :meth:`use`; waits without blocking the event loop. The factory runs in a
         worker thread on first use so a slow constructor does not stall the loop."""
         if session_id not in self:

@@ -26,33 +26,181 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["similar", "normalize_query", "score", "guard_reason"]
+__all__ = ["guard_reason", "normalize_query", "score", "similar"]
 
 #: Words that carry no meaning for a search query; removed by :func:`normalize_query`.
 STOP_WORDS = frozenset(
-    """a an the of for to in on at by from with about into onto as is are was were be been
-    this that these those it its me my i we our you your please pls kindly can could would
-    should will just some any and or find search look lookup show get give tell what which who
-    whose how where when do does did have has had there also than then""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "from",
+        "with",
+        "about",
+        "into",
+        "onto",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "me",
+        "my",
+        "i",
+        "we",
+        "our",
+        "you",
+        "your",
+        "please",
+        "pls",
+        "kindly",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "just",
+        "some",
+        "any",
+        "and",
+        "or",
+        "find",
+        "search",
+        "look",
+        "lookup",
+        "show",
+        "get",
+        "give",
+        "tell",
+        "what",
+        "which",
+        "who",
+        "whose",
+        "how",
+        "where",
+        "when",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "there",
+        "also",
+        "than",
+        "then",
+    ]
 )
 
 #: Words that flip or restrict meaning; two queries whose sets of these differ are never similar.
 NEGATIONS = frozenset(
-    "not no without except excluding exclude never none nor non cannot dont doesnt isnt "
-    "arent wasnt werent unless".split()
+    [
+        "not",
+        "no",
+        "without",
+        "except",
+        "excluding",
+        "exclude",
+        "never",
+        "none",
+        "nor",
+        "non",
+        "cannot",
+        "dont",
+        "doesnt",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "unless",
+    ]
 )
 
 #: Verbs (and their stems) that change state or destroy data. Seed 003 strips "dangerous
 #: tokens"; here a difference in them blocks similarity instead, so "delete user" and
 #: "deactivate user" stay two different requests.
 DANGEROUS_STEMS = frozenset(
-    """delet remov drop destroy purg wip eras truncat deactivat disabl suspend ban block kill
-    terminat cancel revok refund charg pay transfer send email emailing notify approv reject deny
-    overwrit replac reset updat modif edit chang writ creat insert add archiv unarchiv restor
-    migrat deploy rollback revert merg publish unpublish shutdown restart reboot grant
-    lock unlock sell buy order book execut run""".split()
+    [
+        "delet",
+        "remov",
+        "drop",
+        "destroy",
+        "purg",
+        "wip",
+        "eras",
+        "truncat",
+        "deactivat",
+        "disabl",
+        "suspend",
+        "ban",
+        "block",
+        "kill",
+        "terminat",
+        "cancel",
+        "revok",
+        "refund",
+        "charg",
+        "pay",
+        "transfer",
+        "send",
+        "email",
+        "emailing",
+        "notify",
+        "approv",
+        "reject",
+        "deny",
+        "overwrit",
+        "replac",
+        "reset",
+        "updat",
+        "modif",
+        "edit",
+        "chang",
+        "writ",
+        "creat",
+        "insert",
+        "add",
+        "archiv",
+        "unarchiv",
+        "restor",
+        "migrat",
+        "deploy",
+        "rollback",
+        "revert",
+        "merg",
+        "publish",
+        "unpublish",
+        "shutdown",
+        "restart",
+        "reboot",
+        "grant",
+        "lock",
+        "unlock",
+        "sell",
+        "buy",
+        "order",
+        "book",
+        "execut",
+        "run",
+    ]
 )
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s", "e")
@@ -94,11 +242,7 @@ def normalize_query(text: str) -> str:
 def _is_identifier(token: str) -> bool:
     """A token that names one specific thing: anything with a digit, id punctuation or a
     hex run. Such tokens must match exactly for two queries to be similar."""
-    return (
-        any(ch.isdigit() for ch in token)
-        or any(ch in token for ch in "_@#/:=")
-        or bool(_HEX_ID.match(token))
-    )
+    return any(ch.isdigit() for ch in token) or any(ch in token for ch in "_@#/:=") or bool(_HEX_ID.match(token))
 
 
 def _dangerous(tokens: set[str]) -> set[str]:
@@ -115,7 +259,7 @@ def _dangerous(tokens: set[str]) -> set[str]:
     return found
 
 
-def guard_reason(a: str, b: str) -> Optional[str]:
+def guard_reason(a: str, b: str) -> str | None:
     """Why ``a`` and ``b`` must never be treated as the same query, or ``None`` when only the
     similarity score decides. Works on the raw texts (it normalises them itself)."""
     ta, tb = set(normalize_query(a).split()), set(normalize_query(b).split())

@@ -14,12 +14,13 @@ import functools
 import threading
 import types
 import weakref
-from typing import Any, Callable, Hashable, Iterable, Optional
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 __all__ = ["dedupe_tools", "register_once", "tool_name"]
 
 
-def tool_name(tool: Any) -> Optional[str]:
+def tool_name(tool: Any) -> str | None:
     """The name a framework shows the model for ``tool``, or ``None`` if it has none.
 
     Looks at, in order: a ``name`` attribute (LangChain, Strands, openai-agents, AutoGen
@@ -46,7 +47,7 @@ def tool_name(tool: Any) -> Optional[str]:
 def dedupe_tools(
     tools: Iterable[Any],
     *,
-    key: Optional[Callable[[Any], Hashable]] = None,
+    key: Callable[[Any], Hashable] | None = None,
     strict: bool = False,
 ) -> list:
     """Return ``tools`` without duplicates, keeping the first of each name, in order.

@@ -33,13 +33,14 @@ import asyncio
 import concurrent.futures
 import json
 import threading
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Optional
+from typing import Any
 
 from .errors import ToolLimitExceeded
 from .similarity import similar
 
-__all__ = ["ToolPolicy", "Reservation", "TurnToolGuard", "canonical_args"]
+__all__ = ["Reservation", "ToolPolicy", "TurnToolGuard", "canonical_args"]
 
 #: Argument names searched, in order, for the query of a read-only tool when the policy does
 #: not name one.
@@ -66,9 +67,9 @@ class ToolPolicy:
     (``now()``, ``random()``, polling a job status).
     """
 
-    max_calls: Optional[int] = 3
+    max_calls: int | None = 3
     read_only: bool = False
-    query_arg: Optional[str] = None
+    query_arg: str | None = None
     similarity_threshold: float = 0.90
     dedupe_exact: bool = True
 
@@ -94,9 +95,7 @@ def canonical_args(args: Any) -> str:
     A JSON string (as OpenAI sends ``function.arguments``) is parsed first, so the string and
     the dict it encodes compare equal. Values JSON cannot encode fall back to ``repr``.
     """
-    return json.dumps(
-        _parse_args(args), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
-    )
+    return json.dumps(_parse_args(args), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
 
 
 @dataclass
@@ -104,7 +103,7 @@ class _Entry:
     name: str
     key: str
     rest: str  # canonical args without the query, for semantic comparison
-    query: Optional[str]
+    query: str | None
     future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
     counted: bool = True
 
@@ -124,8 +123,8 @@ class Reservation:
     kind: str
     previous: Any = None
     name: str = ""
-    _guard: Optional["TurnToolGuard"] = field(default=None, repr=False)
-    _entry: Optional[_Entry] = field(default=None, repr=False)
+    _guard: TurnToolGuard | None = field(default=None, repr=False)
+    _entry: _Entry | None = field(default=None, repr=False)
     _round: int = field(default=0, repr=False)
     _done: bool = field(default=False, repr=False)
 
@@ -143,7 +142,7 @@ class Reservation:
             raise RuntimeError(f"cannot cancel a refused reservation ({self.kind})")
         self._guard._finish(self, None, cancelled=True)
 
-    def result(self, timeout: Optional[float] = None) -> Any:
+    def result(self, timeout: float | None = None) -> Any:
         """The result the model should see for a refused duplicate: ``previous`` for exact and
         semantic replays; for an in-flight duplicate, waits for the first call's commit
         (``concurrent.futures.CancelledError`` if that call was cancelled)."""
@@ -161,7 +160,7 @@ class Reservation:
             return await asyncio.shield(asyncio.wrap_future(self._entry.future))
         return self.result()
 
-    def __enter__(self) -> "Reservation":
+    def __enter__(self) -> Reservation:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -181,10 +180,10 @@ class TurnToolGuard:
 
     def __init__(
         self,
-        policies: Mapping[str, ToolPolicy] = {},  # noqa: B006 - read only, never mutated
+        policies: Mapping[str, ToolPolicy] = {},
         *,
-        default: ToolPolicy = ToolPolicy(),  # noqa: B008 - frozen dataclass
-        max_total_calls: Optional[int] = 25,
+        default: ToolPolicy = ToolPolicy(),
+        max_total_calls: int | None = 25,
     ) -> None:
         if max_total_calls is not None and max_total_calls < 0:
             raise ValueError("max_total_calls must be >= 0 or None")
@@ -208,7 +207,7 @@ class TurnToolGuard:
         """How many times :meth:`new_round` was called."""
         return self._round
 
-    def calls(self, name: Optional[str] = None) -> int:
+    def calls(self, name: str | None = None) -> int:
         """Executions counted this round, for one tool or in total."""
         with self._lock:
             return self._total if name is None else self._counts.get(name, 0)
@@ -226,7 +225,7 @@ class TurnToolGuard:
             self._total = 0
             return self._round
 
-    def _query_of(self, policy: ToolPolicy, args: Any) -> tuple[Optional[str], Any]:
+    def _query_of(self, policy: ToolPolicy, args: Any) -> tuple[str | None, Any]:
         if not isinstance(args, Mapping):
             return None, args
         names = (policy.query_arg,) if policy.query_arg else QUERY_ARG_NAMES
@@ -297,14 +296,13 @@ class TurnToolGuard:
             raise ToolLimitExceeded(reservation.reason)
         return reservation
 
-    def _duplicate(self, name: str, earlier: _Entry, kind: str, query: Optional[str]) -> Reservation:
+    def _duplicate(self, name: str, earlier: _Entry, kind: str, query: str | None) -> Reservation:
         # called with the lock held
         what = "identical arguments" if kind == EXACT else f"a similar query ({earlier.query!r})"
         if not earlier.future.done():
             return Reservation(
                 False,
-                f"Tool '{name}' is already running with {what}; its result will be used. "
-                "Do not request it again.",
+                f"Tool '{name}' is already running with {what}; its result will be used. Do not request it again.",
                 IN_FLIGHT,
                 name=name,
                 _entry=earlier,

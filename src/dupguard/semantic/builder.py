@@ -15,7 +15,17 @@ import libcst as cst
 from .catalog import Catalog
 from .contexts import classify_functions
 from .model import (
-    SESSION_KEYS, Arg, Binding, Call, ConstantKey, Decorator, Function, ListLiteral, Loop, Model, TryFrame,
+    SESSION_KEYS,
+    Arg,
+    Binding,
+    Call,
+    ConstantKey,
+    Decorator,
+    Function,
+    ListLiteral,
+    Loop,
+    Model,
+    TryFrame,
     string_value,
 )
 from .visitor import Walker
@@ -236,9 +246,7 @@ class ModelBuilder(Walker):
             is_async=node.asynchronous is not None,
             params=names,
             param_defaults={p.name.value: p.default for p in all_params if p.default is not None},
-            param_annotations={
-                p.name.value: p.annotation.annotation for p in all_params if p.annotation is not None
-            },
+            param_annotations={p.name.value: p.annotation.annotation for p in all_params if p.annotation is not None},
             decorators=decorators,
         )
         fn.local_names.update(names)
@@ -373,7 +381,7 @@ class ModelBuilder(Walker):
         self._withs.extend(dotted(item.item) or "?" for item in node.items)
 
     def leave_With_body(self, node: cst.With) -> None:
-        del self._withs[len(self._withs) - len(node.items):]
+        del self._withs[len(self._withs) - len(node.items) :]
 
     def leave_With(self, original_node: cst.With) -> None:
         self._leave_statement()
@@ -438,30 +446,48 @@ class ModelBuilder(Walker):
         target = dotted(node.target)
         if not isinstance(node.operator, cst.AddAssign) or target is None or "(" in target:
             return
-        self.model.augmented.append(Call(
-            node=node,  # type: ignore[arg-type]
-            func=f"{target}.__iadd__", callee=None, receiver=target, method="__iadd__",
-            args=(Arg(keyword=None, dotted=dotted(node.value), node=node.value),),
-            function=self._function, loops=tuple(self._loops), withs=tuple(self._withs),
-            trys=tuple(self._trys), outer=tuple(self._calls),
-            statement=self._statements[-1] if self._statements else node,
-            block=self._block(), branch=self._branch(), in_main=bool(self._main_ifs),
-            conditions=tuple(self._conds), path=tuple((frame[0], frame[2]) for frame in self._suites),
-        ))
+        self.model.augmented.append(
+            Call(
+                node=node,  # type: ignore[arg-type]
+                func=f"{target}.__iadd__",
+                callee=None,
+                receiver=target,
+                method="__iadd__",
+                args=(Arg(keyword=None, dotted=dotted(node.value), node=node.value),),
+                function=self._function,
+                loops=tuple(self._loops),
+                withs=tuple(self._withs),
+                trys=tuple(self._trys),
+                outer=tuple(self._calls),
+                statement=self._statements[-1] if self._statements else node,
+                block=self._block(),
+                branch=self._branch(),
+                in_main=bool(self._main_ifs),
+                conditions=tuple(self._conds),
+                path=tuple((frame[0], frame[2]) for frame in self._suites),
+            )
+        )
 
     def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
         if key in SESSION_KEYS and isinstance(value, (cst.SimpleString, cst.Integer, cst.ConcatenatedString)):
-            self.model.constant_keys.append(ConstantKey(
-                key=key, value=value, function=self._function,
-                statement=self._statements[-1] if self._statements else value,
-                call=self._calls[-1] if self._calls else None, in_main=bool(self._main_ifs),
-            ))
+            self.model.constant_keys.append(
+                ConstantKey(
+                    key=key,
+                    value=value,
+                    function=self._function,
+                    statement=self._statements[-1] if self._statements else value,
+                    call=self._calls[-1] if self._calls else None,
+                    in_main=bool(self._main_ifs),
+                )
+            )
 
     def visit_Dict(self, node: cst.Dict) -> None:
         for element in node.elements:
             if (
-                isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
-                and isinstance(element.value, cst.SimpleString) and string_value(element.key) == "role"
+                isinstance(element, cst.DictElement)
+                and isinstance(element.key, cst.SimpleString)
+                and isinstance(element.value, cst.SimpleString)
+                and string_value(element.key) == "role"
             ):
                 self.model.dict_roles[id(node)] = str(string_value(element.value))
 
@@ -522,8 +548,9 @@ class ModelBuilder(Walker):
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         if original_node.value is not None:
-            self._bind(original_node.target, original_node.value,
-                       self._statements[-1] if self._statements else original_node)
+            self._bind(
+                original_node.target, original_node.value, self._statements[-1] if self._statements else original_node
+            )
         elif isinstance(original_node.target, cst.Name):
             self._add_local(original_node.target.value)
 

@@ -11,8 +11,9 @@ callbacks that see the same tool call from two different events.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .lifetimes import has_membership_test, names_in
 from .model import Call, Function, Model, string_value
@@ -27,10 +28,39 @@ SKIP_WORDS = ("maybe", "a", "async", "do", "try", "safe", "safely")
 TOOL_WORDS = ("tool", "tools", "function", "functions", "action", "actions")
 # Words that turn "handle_tool_…" into bookkeeping: ``handle_tool_error``, ``process_tool_output``,
 # ``call_tool_logger``, ``process_tool_call_chunk`` (accumulates, does not run).
-NOT_EXECUTING = {"error", "errors", "result", "results", "output", "outputs", "log", "logs", "logger",
-                 "metric", "metrics", "display", "render", "trace", "traces", "event", "events",
-                 "schema", "schemas", "spec", "specs", "ui", "status", "chunk", "chunks", "delta",
-                 "deltas", "start", "end", "message", "messages"}
+NOT_EXECUTING = {
+    "error",
+    "errors",
+    "result",
+    "results",
+    "output",
+    "outputs",
+    "log",
+    "logs",
+    "logger",
+    "metric",
+    "metrics",
+    "display",
+    "render",
+    "trace",
+    "traces",
+    "event",
+    "events",
+    "schema",
+    "schemas",
+    "spec",
+    "specs",
+    "ui",
+    "status",
+    "chunk",
+    "chunks",
+    "delta",
+    "deltas",
+    "start",
+    "end",
+    "message",
+    "messages",
+}
 # A bare dispatch verb executes a tool when its first argument is the tool call's name.
 BARE_VERBS = ("dispatch", "execute", "invoke", "call", "run", "run_tool", "handle")
 NAME_KEYS = ("name", "tool_name", "function_name")
@@ -63,7 +93,7 @@ def _category(name: str) -> str | None:
     return None
 
 
-def _names_tool_call(node: "cst.CSTNode") -> bool:
+def _names_tool_call(node: cst.CSTNode) -> bool:
     """``block["name"]``, ``tc.function.name``, ``call.tool_name``: a tool call's name."""
     import libcst as cst
 
@@ -85,14 +115,20 @@ def executes_tool(call: Call) -> bool:
     words = _words(last)
     while words and words[0] in SKIP_WORDS:
         words = words[1:]
-    if words and words[0] in EXEC_VERBS and any(w in TOOL_WORDS for w in words[1:]) \
-            and not any(w in NOT_EXECUTING for w in words[1:]):
+    if (
+        words
+        and words[0] in EXEC_VERBS
+        and any(w in TOOL_WORDS for w in words[1:])
+        and not any(w in NOT_EXECUTING for w in words[1:])
+    ):
         return True
     positional = [a for a in call.args if a.keyword is None and not a.star]
     if last in BARE_VERBS and len(call.args) >= 2 and positional and _names_tool_call(positional[0].node):
         return True
     receiver = (call.receiver or "").lower()
-    return bool(call.method in BARE_VERBS and any(w in receiver for w in ("tool", "executor", "dispatcher", "registry")))
+    return bool(
+        call.method in BARE_VERBS and any(w in receiver for w in ("tool", "executor", "dispatcher", "registry"))
+    )
 
 
 def _deduplicated(call: Call, fn: Function) -> bool:
@@ -101,7 +137,9 @@ def _deduplicated(call: Call, fn: Function) -> bool:
     for test in tests:
         if not has_membership_test(test):
             continue
-        if any(any(w in n.lower() for w in SEEN_WORDS) or n.lower().endswith((".id", "_id", "ids")) for n in names_in(test)):
+        if any(
+            any(w in n.lower() for w in SEEN_WORDS) or n.lower().endswith((".id", "_id", "ids")) for n in names_in(test)
+        ):
             return True
     return False
 

@@ -10,9 +10,9 @@ Users extend the catalog from ``[tool.dupguard]`` (``extend-stateful-agents`` an
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable
 
 
 class Kind(str, Enum):
@@ -79,10 +79,33 @@ class Registration:
 
 # Methods assumed to run a user-declared agent or mutate a user-declared memory.
 USER_RUN_METHODS = (
-    "__call__", "chat", "achat", "stream_chat", "astream_chat", "run", "arun", "run_sync",
-    "invoke", "ainvoke", "stream", "astream", "invoke_async", "stream_async", "initiate_chat",
-    "a_initiate_chat", "generate_reply", "a_generate_reply", "kickoff", "kickoff_async",
-    "query", "aquery", "put", "aput", "add_message", "add_messages", "aadd_messages",
+    "__call__",
+    "chat",
+    "achat",
+    "stream_chat",
+    "astream_chat",
+    "run",
+    "arun",
+    "run_sync",
+    "invoke",
+    "ainvoke",
+    "stream",
+    "astream",
+    "invoke_async",
+    "stream_async",
+    "initiate_chat",
+    "a_initiate_chat",
+    "generate_reply",
+    "a_generate_reply",
+    "kickoff",
+    "kickoff_async",
+    "query",
+    "aquery",
+    "put",
+    "aput",
+    "add_message",
+    "add_messages",
+    "aadd_messages",
 )
 
 
@@ -94,7 +117,7 @@ class Catalog:
     registrations: dict[str, Registration] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, entries: Iterable[Entry], registrations: Iterable[Registration] = ()) -> "Catalog":
+    def build(cls, entries: Iterable[Entry], registrations: Iterable[Registration] = ()) -> Catalog:
         cat = cls()
         for entry in entries:
             for name in entry.names:
@@ -103,15 +126,20 @@ class Catalog:
             cat.registrations[reg.method] = reg
         return cat
 
-    def extended(self, *, stateful: Iterable[str] = (), stateless: Iterable[str] = (),
-                 memory: Iterable[str] = ()) -> "Catalog":
+    def extended(
+        self, *, stateful: Iterable[str] = (), stateless: Iterable[str] = (), memory: Iterable[str] = ()
+    ) -> Catalog:
         """A copy with the user's ``extend-*`` entries; user entries win over built-in ones."""
         cat = Catalog(dict(self.by_name), dict(self.registrations))
         for kind, names in ((Kind.AGENT, stateful), (Kind.STATELESS, stateless), (Kind.MEMORY, memory)):
             for name in names:
                 cat.by_name[name] = Entry(
-                    names=(name,), kind=kind, framework="user configuration", version="",
-                    source="[tool.dupguard]", why="declared in the project's configuration",
+                    names=(name,),
+                    kind=kind,
+                    framework="user configuration",
+                    version="",
+                    source="[tool.dupguard]",
+                    why="declared in the project's configuration",
                     run_methods=USER_RUN_METHODS if kind is not Kind.STATELESS else (),
                 )
         return cat

@@ -17,6 +17,7 @@ DUP103 can check the key instead.
 from __future__ import annotations
 
 from dupguard.semantic.catalog import Entry, Kind, Registration
+
 # the prefilter's module list, kept in its own module so the prefilter need not import this one
 from dupguard.semantic.framework_modules import FRAMEWORK_MODULES  # noqa: F401
 
@@ -320,8 +321,7 @@ _LLAMA_INDEX = (
         framework="llama_index",
         version=_LI,
         source="llama_index/core/tools/function_tool.py",
-        why="FunctionTool(fn, metadata) wraps one callable; its name is metadata.name "
-        "(ToolMetadata) or fn.__name__.",
+        why="FunctionTool(fn, metadata) wraps one callable; its name is metadata.name (ToolMetadata) or fn.__name__.",
     ),
     Entry(
         names=(
@@ -503,8 +503,7 @@ _AUTOGEN_AGENTCHAT = (
         framework="autogen_agentchat",
         version=_AC,
         source="autogen_agentchat/agents/_user_proxy_agent.py",
-        why="holds only input_func (self._is_async flag); it keeps no message history and "
-        "calls no tools.",
+        why="holds only input_func (self._is_async flag); it keeps no message history and calls no tools.",
     ),
     Entry(
         names=(
@@ -616,8 +615,7 @@ _AG2_NEW_ENTRIES = (
         framework="ag2",
         version=_AG2_NEW,
         source="ag2/tools/final/function_tool.py",
-        why="tool(function=None, *, name=None, ...) makes a FunctionTool named name or "
-        "function.__name__.",
+        why="tool(function=None, *, name=None, ...) makes a FunctionTool named name or function.__name__.",
         name_kwargs=("name",),
     ),
 )
@@ -667,8 +665,7 @@ _STRANDS = (
         framework="strands",
         version=_ST,
         source="strands/tools/decorator.py",
-        why="@tool / @tool(name=...) wraps a function as DecoratedFunctionTool named name or "
-        "the function's __name__.",
+        why="@tool / @tool(name=...) wraps a function as DecoratedFunctionTool named name or the function's __name__.",
         name_kwargs=("name",),
     ),
     Entry(
@@ -855,8 +852,7 @@ _LANGCHAIN = (
         framework="langchain_core",
         version=_LCC,
         source="langchain_core/tools/structured.py",
-        why="from_function(func=None, coroutine=None, name=None, ...) names the tool name or "
-        "func.__name__.",
+        why="from_function(func=None, coroutine=None, name=None, ...) names the tool name or func.__name__.",
         name_kwargs=("name", "2"),
     ),
     Entry(
@@ -1107,8 +1103,7 @@ _OPENAI_AGENTS = (
         framework="openai_agents",
         version=_OA,
         source="agents/tool.py",
-        why="@function_tool(name_override=...) names the FunctionTool, else the function's "
-        "__name__.",
+        why="@function_tool(name_override=...) names the FunctionTool, else the function's __name__.",
         name_kwargs=("name_override",),
     ),
     Entry(
@@ -1117,8 +1112,7 @@ _OPENAI_AGENTS = (
         framework="openai_agents",
         version=_OA,
         source="agents/tool.py",
-        why="a dataclass whose first field is name, so FunctionTool('x', ...) names the tool "
-        "positionally.",
+        why="a dataclass whose first field is name, so FunctionTool('x', ...) names the tool positionally.",
         name_kwargs=("name", "0"),
     ),
 )
@@ -1155,8 +1149,7 @@ _PLAIN_CLIENTS = (
         framework="anthropic",
         version="anthropic 2.12.0",
         source="anthropic/_client.py",
-        why="an HTTP client; messages.create() sends the conversation it is passed and "
-        "keeps none.",
+        why="an HTTP client; messages.create() sends the conversation it is passed and keeps none.",
     ),
 )
 # --------------------------------------------------------------------------------------------
@@ -1228,8 +1221,7 @@ _SMOLAGENTS = (
         framework="smolagents",
         version=_SA,
         source="smolagents/tools.py",
-        why="@tool takes only the function; the tool is named after the function's __name__ "
-        "(no name argument).",
+        why="@tool takes only the function; the tool is named after the function's __name__ (no name argument).",
     ),
 )
 # --------------------------------------------------------------------------------------------
@@ -1412,8 +1404,7 @@ _SEMANTIC_KERNEL = (
         framework="semantic_kernel",
         version=_SK,
         source="semantic_kernel/functions/kernel_function_decorator.py",
-        why="@kernel_function(name=...) names the function (else func.__name__); plugins "
-        "index functions by that name.",
+        why="@kernel_function(name=...) names the function (else func.__name__); plugins index functions by that name.",
         name_kwargs=("name", "1"),
     ),
 )
@@ -1448,16 +1439,14 @@ REGISTRATIONS: tuple[Registration, ...] = (
         framework="llama_index",
         version="llama-index-instrumentation 0.6.0",
         source="llama_index_instrumentation/dispatcher.py",
-        why="Dispatcher.add_event_handler is self.event_handlers += [handler] with no "
-        "duplicate check.",
+        why="Dispatcher.add_event_handler is self.event_handlers += [handler] with no duplicate check.",
     ),
     Registration(
         method="add_span_handler",
         framework="llama_index",
         version="llama-index-instrumentation 0.6.0",
         source="llama_index_instrumentation/dispatcher.py",
-        why="Dispatcher.add_span_handler is self.span_handlers += [handler] with no "
-        "duplicate check.",
+        why="Dispatcher.add_span_handler is self.span_handlers += [handler] with no duplicate check.",
     ),
     Registration(
         method="register_reply",
@@ -1506,16 +1495,14 @@ REGISTRATIONS: tuple[Registration, ...] = (
         framework="autogen",
         version=_AG2,
         source="autogen/agentchat/conversable_agent.py",
-        why="registers a new reply function (register_reply) for the nested chat queue on "
-        "every call.",
+        why="registers a new reply function (register_reply) for the nested chat queue on every call.",
     ),
     Registration(
         method="add_callback",
         framework="strands",
         version=_ST,
         source="strands/hooks/registry.py",
-        why="HookRegistry.add_callback bisect.insorts a new entry each call with no check for "
-        "the same callback.",
+        why="HookRegistry.add_callback bisect.insorts a new entry each call with no check for the same callback.",
     ),
     Registration(
         method="add_hook",

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .model import Call, Function, Model
 
 
-def _app_class(model: "Model", receiver: str | None) -> str | None:
+def _app_class(model: Model, receiver: str | None) -> str | None:
     """The resolved class of a module-level object, e.g. ``app`` → ``fastapi.FastAPI``."""
     if not receiver or "." in receiver:
         return None
@@ -26,7 +26,7 @@ def _app_class(model: "Model", receiver: str | None) -> str | None:
     return binding.value_call.callee
 
 
-def _first_str(call: "Call | None") -> str | None:
+def _first_str(call: Call | None) -> str | None:
     if call is None or not call.args:
         return None
     node = call.args[0].node
@@ -34,7 +34,7 @@ def _first_str(call: "Call | None") -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _decorator_context(model: "Model", fn: "Function", extra_handlers: frozenset[str]) -> str | None:
+def _decorator_context(model: Model, fn: Function, extra_handlers: frozenset[str]) -> str | None:
     for dec in fn.decorators:
         callee = dec.callee or ""
         if callee in ep.HANDLER_DECORATORS or callee in extra_handlers or (dec.dotted or "") in extra_handlers:
@@ -47,12 +47,15 @@ def _decorator_context(model: "Model", fn: "Function", extra_handlers: frozenset
         cls = _app_class(model, receiver) or ""
         path = _first_str(dec.call)
         if method in ep.ROUTE_METHODS and (
-            cls in ep.APP_CLASSES or cls.rpartition(".")[0] in ep.APP_CLASSES
+            cls in ep.APP_CLASSES
+            or cls.rpartition(".")[0] in ep.APP_CLASSES
             or (path is not None and path.startswith("/"))
         ):
             return ep.HANDLER
         if method in ep.WORKER_METHODS and (
-            cls in ep.WORKER_APP_CLASSES or "celery" in receiver.lower() or callee.startswith(("celery.", "dramatiq.", "huey."))
+            cls in ep.WORKER_APP_CLASSES
+            or "celery" in receiver.lower()
+            or callee.startswith(("celery.", "dramatiq.", "huey."))
         ):
             return ep.WORKER
         if method in ep.STARTUP_METHODS and (method != "on_event" or path == "startup"):
@@ -62,7 +65,7 @@ def _decorator_context(model: "Model", fn: "Function", extra_handlers: frozenset
     return None
 
 
-def _registered(model: "Model") -> dict[str, str]:
+def _registered(model: Model) -> dict[str, str]:
     """Functions handed by reference to a router, a queue or an app's ``lifespan=``."""
     out: dict[str, str] = {}
     for call in model.calls:
@@ -100,7 +103,7 @@ def _registered(model: "Model") -> dict[str, str]:
     return out
 
 
-def classify_functions(model: "Model", extra_handlers: frozenset[str] = frozenset()) -> None:
+def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset()) -> None:
     for fn in model.functions:
         for dec in fn.decorators:
             dec.call = model.call_for_node(dec.node) if dec.node is not None else None
@@ -124,9 +127,9 @@ def classify_functions(model: "Model", extra_handlers: frozenset[str] = frozense
     _propagate(model)
 
 
-def _propagate(model: "Model") -> None:
+def _propagate(model: Model) -> None:
     """Spread contexts along calls (and function references passed to calls) to a fixed point."""
-    edges: list[tuple["Function", "Function"]] = []
+    edges: list[tuple[Function, Function]] = []
     for call in model.calls:
         targets = []
         callee = model.called_function(call)

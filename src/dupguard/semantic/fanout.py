@@ -9,15 +9,21 @@ than once (twice in the arguments, inside a comprehension or loop, or by ``map``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from .catalog import Entry, Kind
 from .model import Binding, Call, Function, Model
 from .shared import is_guarded
 
-ASYNC_FANOUT = {"asyncio.gather", "asyncio.wait", "asyncio.as_completed", "asyncio.create_task",
-                "asyncio.ensure_future", "anyio.create_task_group"}
+ASYNC_FANOUT = {
+    "asyncio.gather",
+    "asyncio.wait",
+    "asyncio.as_completed",
+    "asyncio.create_task",
+    "asyncio.ensure_future",
+    "anyio.create_task_group",
+}
 ASYNC_SPAWN_METHODS = {"create_task", "start_soon", "ensure_future", "spawn"}
 THREAD_CALLS = {"threading.Thread", "asyncio.to_thread", "concurrent.futures.ThreadPoolExecutor.submit"}
 THREAD_METHODS = {"submit", "map", "run_in_executor", "apply_async", "imap", "imap_unordered", "starmap"}
@@ -177,7 +183,11 @@ def _repeated(fan: Call, spawns: list[Call]) -> bool:
 
 
 def async_fanouts(model: Model) -> Iterator[FanOut]:
-    spawns = [c for c in model.calls if _is_async_fanout(c) and c.callee not in ("asyncio.gather", "asyncio.wait", "asyncio.as_completed")]
+    spawns = [
+        c
+        for c in model.calls
+        if _is_async_fanout(c) and c.callee not in ("asyncio.gather", "asyncio.wait", "asyncio.as_completed")
+    ]
     for call in model.calls:
         if not _is_async_fanout(call) or any(_is_async_fanout(o) for o in call.outer):
             continue
@@ -197,7 +207,9 @@ def thread_fanouts(model: Model) -> Iterator[FanOut]:
         runs = list(_reference_runs(model, call)) + list(_direct_runs(model, call))
         if not runs:
             continue
-        many = call.method in INHERENTLY_MANY or _repeated(call, [c for c in candidates if _same_agent_refs(model, c, runs)])
+        many = call.method in INHERENTLY_MANY or _repeated(
+            call, [c for c in candidates if _same_agent_refs(model, c, runs)]
+        )
         yield from _group(call, runs, many)
 
 

@@ -7,7 +7,7 @@ being a catalog memory.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .catalog import Kind
 from .model import Call, Model
@@ -38,7 +38,7 @@ def repeated_appends(model: Model) -> Iterator[tuple[Call, Call]]:
     reported: set[int] = set()
     for i, first in enumerate(appends):
         message = first.args[0].dotted
-        for second in appends[i + 1:]:
+        for second in appends[i + 1 :]:
             if id(second) in reported or second.receiver != first.receiver or second.args[0].dotted != message:
                 continue
             later = _index_in(second, first.block[0])
@@ -59,8 +59,12 @@ def _is_append(model: Model, call: Call) -> bool:
     if call.method not in APPEND_METHODS or not call.receiver or len(call.args) != 1:
         return False
     message = call.args[0].dotted
-    return bool(message) and "(" not in (message or "") and not call.outer and \
-        looks_like_history(model, call.receiver, call)
+    return (
+        bool(message)
+        and "(" not in (message or "")
+        and not call.outer
+        and looks_like_history(model, call.receiver, call)
+    )
 
 
 def _index_in(call: Call, suite: int) -> int | None:

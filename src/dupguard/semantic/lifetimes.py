@@ -16,8 +16,9 @@ halves must hold for a finding, so both are decided here from the model's record
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from . import entrypoints as ep
 from .catalog import Kind
@@ -28,20 +29,74 @@ if TYPE_CHECKING:
 
 # Methods that run one agent turn (a superset of the catalog's run methods for agents that
 # the catalog does not know; the receiver must still look like an agent, see ``runs_agent``).
-RUN_METHODS = frozenset({
-    "chat", "achat", "stream_chat", "astream_chat", "run", "arun", "run_sync", "run_streamed",
-    "run_stream", "invoke", "ainvoke", "stream", "astream", "invoke_async", "stream_async",
-    "initiate_chat", "a_initiate_chat", "generate_reply", "a_generate_reply", "kickoff",
-    "kickoff_async", "on_messages", "run_stream_events",
-})
+RUN_METHODS = frozenset(
+    {
+        "chat",
+        "achat",
+        "stream_chat",
+        "astream_chat",
+        "run",
+        "arun",
+        "run_sync",
+        "run_streamed",
+        "run_stream",
+        "invoke",
+        "ainvoke",
+        "stream",
+        "astream",
+        "invoke_async",
+        "stream_async",
+        "initiate_chat",
+        "a_initiate_chat",
+        "generate_reply",
+        "a_generate_reply",
+        "kickoff",
+        "kickoff_async",
+        "on_messages",
+        "run_stream_events",
+    }
+)
 # Receiver names that denote an agent-like runnable when the catalog cannot classify it.
-AGENT_WORDS = ("agent", "assistant", "crew", "executor", "runner", "proxy", "team", "chain",
-               "graph", "workflow", "bot", "planner", "researcher", "swarm")
-CACHING = {"functools.lru_cache", "functools.cache", "functools.cached_property",
-           "streamlit.cache_resource", "streamlit.experimental_singleton", "cachetools.cached"}
+AGENT_WORDS = (
+    "agent",
+    "assistant",
+    "crew",
+    "executor",
+    "runner",
+    "proxy",
+    "team",
+    "chain",
+    "graph",
+    "workflow",
+    "bot",
+    "planner",
+    "researcher",
+    "swarm",
+)
+CACHING = {
+    "functools.lru_cache",
+    "functools.cache",
+    "functools.cached_property",
+    "streamlit.cache_resource",
+    "streamlit.experimental_singleton",
+    "cachetools.cached",
+}
 # Words in an ``if`` test that mark a register-once flag (``if not _tracing_installed:``).
-FLAG_WORDS = ("registered", "installed", "initialized", "initialised", "configured", "attached",
-              "hooked", "_setup", "setup_done", "_done", "already", "once", "seen")
+FLAG_WORDS = (
+    "registered",
+    "installed",
+    "initialized",
+    "initialised",
+    "configured",
+    "attached",
+    "hooked",
+    "_setup",
+    "setup_done",
+    "_done",
+    "already",
+    "once",
+    "seen",
+)
 REMOVE_PREFIXES = ("remove", "unregister", "deregister", "discard")
 REMOVE_METHODS = {"set_handlers", "clear_handlers", "reset_handlers", "clear_hooks", "clear_callbacks"}
 
@@ -82,7 +137,7 @@ class PerCall:
 # ---------------------------------------------------------------------- expressions
 
 
-def names_in(node: "cst.CSTNode") -> Iterator[str]:
+def names_in(node: cst.CSTNode) -> Iterator[str]:
     """Dotted names read anywhere in a small expression (an ``if`` test, an argument)."""
     import libcst as cst
 
@@ -101,7 +156,7 @@ def names_in(node: "cst.CSTNode") -> Iterator[str]:
         stack.extend(current.children)
 
 
-def strings_in(node: "cst.CSTNode") -> Iterator[str]:
+def strings_in(node: cst.CSTNode) -> Iterator[str]:
     """String constants in a small expression (``getattr(app.state, "hooks_installed", False)``)."""
     import libcst as cst
 
@@ -116,7 +171,7 @@ def strings_in(node: "cst.CSTNode") -> Iterator[str]:
         stack.extend(current.children)
 
 
-def has_membership_test(node: "cst.CSTNode") -> bool:
+def has_membership_test(node: cst.CSTNode) -> bool:
     import libcst as cst
 
     stack = [node]
@@ -130,7 +185,7 @@ def has_membership_test(node: "cst.CSTNode") -> bool:
     return False
 
 
-def code_of(node: "cst.CSTNode") -> str:
+def code_of(node: cst.CSTNode) -> str:
     import libcst as cst
 
     return cst.Module(body=[]).code_for_node(node).strip()
@@ -232,7 +287,7 @@ def module_instances(model: Model) -> set[str]:
 
 
 def lifetime(model: Model, text: str | None, call: Call) -> str | None:
-    """"global", "module", "class", "singleton", "cached" or "local"; None when unknown
+    """ "global", "module", "class", "singleton", "cached" or "local"; None when unknown
     (a parameter, an enclosing function's local, a call result)."""
     if not text:
         return None
@@ -291,7 +346,7 @@ def bound_outside(model: Model, text: str, call: Call, loop: Loop) -> bool:
 # ---------------------------------------------------------------------- guards
 
 
-def _mentions(test: "cst.CSTNode", texts: tuple[str, ...], flags: set[str]) -> bool:
+def _mentions(test: cst.CSTNode, texts: tuple[str, ...], flags: set[str]) -> bool:
     if has_membership_test(test):
         return True
     if any(any(word in text.lower() for word in FLAG_WORDS) for text in strings_in(test)):

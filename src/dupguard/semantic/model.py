@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
 
-def string_value(node: "cst.CSTNode | None") -> str | bytes | None:
+def string_value(node: cst.CSTNode | None) -> str | bytes | None:
     """A string literal's value (libcst's ``evaluated_value``), else None.
 
     libcst evaluates every literal with ``ast.literal_eval`` (≈ 25 µs: a compile); the builder
@@ -36,22 +36,22 @@ def string_value(node: "cst.CSTNode | None") -> str | bytes | None:
 
 @dataclass(eq=False)
 class Loop:
-    node: "cst.CSTNode" = field(repr=False)
+    node: cst.CSTNode = field(repr=False)
     kind: str  # "for" | "while" | "comprehension"
     iter_callee: str | None = None  # resolved callee of a ``for`` loop's iterable (e.g. "range")
     while_true: bool = False
     has_break: bool = False
     has_try: bool = False
     capped: bool = False  # a ``while`` whose test compares a counter, or a ``for`` over range()
-    function: "Function | None" = None
+    function: Function | None = None
     # tests of ``if`` statements directly in this loop whose body leaves it (break/return/raise):
     # iteration caps such as ``if turns >= MAX_TURNS: break`` (DUP505)
-    exit_tests: list["cst.BaseExpression"] = field(default_factory=list)
+    exit_tests: list[cst.BaseExpression] = field(default_factory=list)
 
 
 @dataclass(eq=False)
 class TryFrame:
-    node: "cst.CSTNode" = field(repr=False)
+    node: cst.CSTNode = field(repr=False)
     part: str  # "body" | "except" | "else" | "finally"
 
 
@@ -59,7 +59,7 @@ class TryFrame:
 class Arg:
     keyword: str | None
     dotted: str | None  # "agent.chat" when the argument is a name/attribute chain
-    node: "cst.BaseExpression" = field(repr=False)
+    node: cst.BaseExpression = field(repr=False)
     star: str = ""
 
 
@@ -67,24 +67,24 @@ class Arg:
 class Call:
     """One call expression and everything around it that a rule may ask about."""
 
-    node: "cst.Call" = field(repr=False)
+    node: cst.Call = field(repr=False)
     func: str | None  # dotted text of the callee expression: "agent.achat", "get_agent().run"
     callee: str | None  # resolved qualified name when the head is imported: "asyncio.gather"
     receiver: str | None  # dotted text of the object a method is called on: "agent"
     method: str | None  # the attribute called: "achat"
     args: tuple[Arg, ...]
-    function: "Function | None"
+    function: Function | None
     loops: tuple[Loop, ...]
     withs: tuple[str, ...]  # dotted text of the enclosing context managers
     trys: tuple[TryFrame, ...]
-    outer: tuple["Call", ...]  # enclosing calls, innermost last
-    statement: "cst.CSTNode" = field(repr=False)
+    outer: tuple[Call, ...]  # enclosing calls, innermost last
+    statement: cst.CSTNode = field(repr=False)
     block: tuple[int, int]  # (id of the enclosing suite, index of the statement in it)
     branch: tuple[int, ...]  # ids of enclosing if/else/match bodies (statement nesting)
     in_main: bool
     awaited: bool = False
     # tests of the enclosing ``if`` bodies, outermost first (guards such as ``h not in cm.handlers``)
-    conditions: tuple["cst.BaseExpression", ...] = ()
+    conditions: tuple[cst.BaseExpression, ...] = ()
     # (suite id, statement index) at every nesting level, outermost first: statement order
     # between calls in different suites
     path: tuple[tuple[int, int], ...] = ()
@@ -109,12 +109,12 @@ class Binding:
     """``target = value``: a name, ``self.x``, ``Cls.x`` or ``app.state.x`` bound to an expression."""
 
     target: str
-    value: "cst.BaseExpression" = field(repr=False)
+    value: cst.BaseExpression = field(repr=False)
     value_call: Call | None  # the Call record when the value is a call
     value_dotted: str | None  # dotted text when the value is a name or attribute (an alias)
-    statement: "cst.CSTNode" = field(repr=False)
+    statement: cst.CSTNode = field(repr=False)
     scope: str  # "module" | "class" | "function"
-    function: "Function | None"
+    function: Function | None
     class_name: str | None
     block: tuple[int, int]
     branch: tuple[int, ...]
@@ -127,35 +127,35 @@ class Decorator:
     dotted: str | None  # "app.post", "lru_cache"
     callee: str | None  # resolved: "functools.lru_cache"
     call: Call | None  # when the decorator is called: @app.post("/chat") (linked after the walk)
-    node: "cst.BaseExpression | None" = None
+    node: cst.BaseExpression | None = None
 
 
 @dataclass(eq=False)
 class Function:
-    node: "cst.FunctionDef" = field(repr=False)
+    node: cst.FunctionDef = field(repr=False)
     name: str
     qualname: str
     class_name: str | None
-    parent: "Function | None"
+    parent: Function | None
     is_async: bool
     params: tuple[str, ...]
-    param_defaults: dict[str, "cst.BaseExpression"]
-    param_annotations: dict[str, "cst.BaseExpression"]
+    param_defaults: dict[str, cst.BaseExpression]
+    param_annotations: dict[str, cst.BaseExpression]
     decorators: tuple[Decorator, ...]
     local_names: set[str] = field(default_factory=set)
     global_names: set[str] = field(default_factory=set)
-    returns: list["cst.BaseExpression"] = field(default_factory=list)
+    returns: list[cst.BaseExpression] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     contexts: set[str] = field(default_factory=set)  # direct: handler / worker / startup / script
     reached_from: set[str] = field(default_factory=set)  # contexts that reach it through calls
     # tests of ``if`` statements whose body leaves (return/raise/continue/break): early-exit guards
-    exit_tests: list["cst.BaseExpression"] = field(default_factory=list)
+    exit_tests: list[cst.BaseExpression] = field(default_factory=list)
 
 
 @dataclass(eq=False)
 class ListLiteral:
-    node: "cst.List" = field(repr=False)
-    elements: tuple[tuple[str | None, "cst.BaseExpression"], ...]
+    node: cst.List = field(repr=False)
+    elements: tuple[tuple[str | None, cst.BaseExpression], ...]
 
 
 @dataclass(eq=False)
@@ -163,10 +163,10 @@ class ConstantKey:
     """A literal conversation key: ``thread_id="default"`` or ``{"thread_id": "1"}``."""
 
     key: str  # "thread_id", "session_id"…
-    value: "cst.BaseExpression"  # the literal
-    function: "Function | None"
-    statement: "cst.CSTNode" = field(repr=False)
-    call: "Call | None"  # the innermost enclosing call
+    value: cst.BaseExpression  # the literal
+    function: Function | None
+    statement: cst.CSTNode = field(repr=False)
+    call: Call | None  # the innermost enclosing call
     in_main: bool
 
 
@@ -215,7 +215,9 @@ class Model:
 
     # ------------------------------------------------------------------ functions
 
-    def function_named(self, name: str, class_name: str | None = None, within: Function | None = None) -> Function | None:
+    def function_named(
+        self, name: str, class_name: str | None = None, within: Function | None = None
+    ) -> Function | None:
         """A function by name: nested in ``within`` (or its parents) first, then top level."""
         scope = within
         while scope is not None:
@@ -300,7 +302,7 @@ class Model:
                     return kind, entry
         return None, None
 
-    def call_for_node(self, node: "cst.CSTNode") -> Call | None:
+    def call_for_node(self, node: cst.CSTNode) -> Call | None:
         return self._call_index.get(id(node))
 
     def finalize(self) -> None:
@@ -311,5 +313,5 @@ class Model:
             self._by_target.setdefault(b.target, []).append(b)
 
 
-def _is_name(node: "cst.CSTNode") -> bool:
+def _is_name(node: cst.CSTNode) -> bool:
     return type(node).__name__ == "Name"

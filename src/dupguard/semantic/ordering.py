@@ -8,7 +8,7 @@ land after the next model call has started.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .fanout import _is_async_fanout, _is_thread_fanout
 from .history import APPEND_METHODS, looks_like_history
@@ -18,8 +18,11 @@ COMPLETION_ORDER = {"asyncio.as_completed", "concurrent.futures.as_completed", "
 
 
 def _history_append(model: Model, call: Call) -> bool:
-    return call.method in APPEND_METHODS | {"extend", "insert"} and bool(call.receiver) and \
-        looks_like_history(model, call.receiver or "", call)
+    return (
+        call.method in APPEND_METHODS | {"extend", "insert"}
+        and bool(call.receiver)
+        and looks_like_history(model, call.receiver or "", call)
+    )
 
 
 TOOL_MESSAGE_CLASSES = ("ToolMessage", "FunctionMessage", "ToolResultBlockParam", "FunctionExecutionResult")

@@ -26,10 +26,11 @@ class _Syntactic:
     """``record_syntactic_position``: the node's range without its surrounding whitespace
     (what libcst's ``PositionProvider`` reports), optionally hoisted from child nodes."""
 
-    __slots__ = ("state", "node", "start_node", "end_node", "start")
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
 
-    def __init__(self, state: _OffsetState, node: cst.CSTNode, start_node: cst.CSTNode | None,
-                 end_node: cst.CSTNode | None) -> None:
+    def __init__(
+        self, state: _OffsetState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None
+    ) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
@@ -78,8 +79,9 @@ class _OffsetState(CodegenState):
         if key not in self.computed:  # a syntactic position recorded inside wins, as in libcst
             self.computed[key] = (start, self.offset)
 
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
-                                  end_node: cst.CSTNode | None = None) -> _Syntactic:
+    def record_syntactic_position(
+        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
+    ) -> _Syntactic:
         return _Syntactic(self, node, start_node, end_node)
 
 

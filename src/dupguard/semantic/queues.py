@@ -25,8 +25,9 @@ greenstalk ``reserve``/``touch``; redis-py ``xreadgroup``/``xack``, ``blmove``/`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from . import entrypoints as ep
 from .model import Call, Decorator, Function, Model
@@ -36,29 +37,97 @@ if TYPE_CHECKING:
     import libcst as cst
 
 # take methods whose broker redelivers what is not acknowledged in time
-REDELIVERING_TAKES = {"receive_message", "receive_messages", "xreadgroup", "basic_get", "brpoplpush",
-                      "blmove", "rpoplpush", "lmove"}
+REDELIVERING_TAKES = {
+    "receive_message",
+    "receive_messages",
+    "xreadgroup",
+    "basic_get",
+    "brpoplpush",
+    "blmove",
+    "rpoplpush",
+    "lmove",
+}
 # take methods that are generic names: the receiver must look like a queue
 QUEUE_TAKES = {"reserve", "pull", "get", "get_nowait", "dequeue", "pop", "fetch", "receive"}
 # of those, the ones that redeliver on their own (beanstalkd TTR, Pub/Sub ack deadline)
 REDELIVERING_QUEUE_TAKES = {"reserve", "pull", "receive"}
-QUEUE_WORDS = {"q", "sqs", "queue", "queues", "job", "jobs", "task", "tasks", "inbox", "beanstalk", "beanstalkd",
-               "tube", "consumer", "subscriber", "subscription", "sub", "broker", "mq", "work", "worklist", "backlog"}
-ACK_METHODS = {"ack", "acknowledge", "basic_ack", "delete_message", "delete_message_batch", "xack", "lrem",
-               "complete_message", "ack_message", "mark_done", "acknowledge_message"}
-RENEW_METHODS = {"change_message_visibility", "change_message_visibility_batch", "touch", "renew",
-                 "extend_lease", "renew_lease", "heartbeat", "modify_ack_deadline", "renew_message_lock",
-                 "xclaim", "xautoclaim"}
-CELERY_ONLY_OPTIONS = {"acks_late", "autoretry_for", "reject_on_worker_lost", "retry_backoff", "retry_kwargs",
-                       "acks_on_failure_or_timeout", "retry_jitter", "retry_backoff_max"}
-IN_PROCESS_QUEUES = {"queue.Queue", "queue.SimpleQueue", "queue.LifoQueue", "queue.PriorityQueue",
-                     "asyncio.Queue", "asyncio.LifoQueue", "asyncio.PriorityQueue", "multiprocessing.Queue",
-                     "multiprocessing.JoinableQueue", "multiprocessing.SimpleQueue", "janus.Queue"}
+QUEUE_WORDS = {
+    "q",
+    "sqs",
+    "queue",
+    "queues",
+    "job",
+    "jobs",
+    "task",
+    "tasks",
+    "inbox",
+    "beanstalk",
+    "beanstalkd",
+    "tube",
+    "consumer",
+    "subscriber",
+    "subscription",
+    "sub",
+    "broker",
+    "mq",
+    "work",
+    "worklist",
+    "backlog",
+}
+ACK_METHODS = {
+    "ack",
+    "acknowledge",
+    "basic_ack",
+    "delete_message",
+    "delete_message_batch",
+    "xack",
+    "lrem",
+    "complete_message",
+    "ack_message",
+    "mark_done",
+    "acknowledge_message",
+}
+RENEW_METHODS = {
+    "change_message_visibility",
+    "change_message_visibility_batch",
+    "touch",
+    "renew",
+    "extend_lease",
+    "renew_lease",
+    "heartbeat",
+    "modify_ack_deadline",
+    "renew_message_lock",
+    "xclaim",
+    "xautoclaim",
+}
+CELERY_ONLY_OPTIONS = {
+    "acks_late",
+    "autoretry_for",
+    "reject_on_worker_lost",
+    "retry_backoff",
+    "retry_kwargs",
+    "acks_on_failure_or_timeout",
+    "retry_jitter",
+    "retry_backoff_max",
+}
+IN_PROCESS_QUEUES = {
+    "queue.Queue",
+    "queue.SimpleQueue",
+    "queue.LifoQueue",
+    "queue.PriorityQueue",
+    "asyncio.Queue",
+    "asyncio.LifoQueue",
+    "asyncio.PriorityQueue",
+    "multiprocessing.Queue",
+    "multiprocessing.JoinableQueue",
+    "multiprocessing.SimpleQueue",
+    "janus.Queue",
+}
 
 
 @dataclass(eq=False)
 class Redelivery:
-    node: "cst.CSTNode"  # the take call or the task decorator
+    node: cst.CSTNode  # the take call or the task decorator
     shape: str  # "consumer" | "task"
     why: str  # "`sqs.receive_message(...)` redelivers …", "`acks_late=True`"
     run: Run
@@ -109,8 +178,8 @@ def takes_jobs(model: Model, call: Call) -> bool:
     if call.method in REDELIVERING_TAKES:
         return True
     positional = [a for a in call.args if a.keyword is None]
-    return call.method in QUEUE_TAKES and _queue_like(call.receiver) and not (
-        call.method in ("get", "pop") and positional
+    return (
+        call.method in QUEUE_TAKES and _queue_like(call.receiver) and not (call.method in ("get", "pop") and positional)
     )
 
 
@@ -126,8 +195,11 @@ def consumers(model: Model) -> Iterator[Redelivery]:
         if kind is None:
             continue
         fn = take.function
-        later = [c for c in (fn.calls if fn is not None else model.calls)
-                 if c.function is fn and call_index(model, c) > call_index(model, take) and _same_turn(take, c)]
+        later = [
+            c
+            for c in (fn.calls if fn is not None else model.calls)
+            if c.function is fn and call_index(model, c) > call_index(model, take) and _same_turn(take, c)
+        ]
         if kind == "needs-ack" and not any(c.method in ACK_METHODS for c in later):
             continue
         if any(c.method in RENEW_METHODS or once_context(c) for c in later) or once_context(take):
@@ -197,8 +269,10 @@ def _redelivery(model: Model, fn: Function, dec: Decorator, framework: str) -> s
         if _kw(dec, "autoretry_for") is not None and max_retries != "0":
             return "`autoretry_for=` (the whole task runs again after a failure)"
         bind = _literal(_kw(dec, "bind")) == "True"
-        if bind and max_retries != "0" and any(
-            c.method == "retry" and (c.receiver or "") == (fn.params[0] if fn.params else "") for c in fn.calls
+        if (
+            bind
+            and max_retries != "0"
+            and any(c.method == "retry" and (c.receiver or "") == (fn.params[0] if fn.params else "") for c in fn.calls)
         ):
             return f"`{fn.params[0]}.retry()` (the whole task runs again after a failure)"
         if acks_late != "False" and _app_acks_late(model):
@@ -239,4 +313,4 @@ def redeliveries(model: Model) -> Iterator[Redelivery]:
     yield from redelivering_tasks(model)
 
 
-__all__ = ["Redelivery", "redeliveries", "consumers", "redelivering_tasks", "run_at"]
+__all__ = ["Redelivery", "consumers", "redeliveries", "redelivering_tasks", "run_at"]

@@ -10,8 +10,9 @@ made per call on a long-lived target, and is one registration repeated on the sa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .catalog import Kind, Registration
 from .lifetimes import PerCall, bound_outside, code_of, is_guarded, is_removal, lifetime, per_call, removed_in_scope
@@ -21,10 +22,24 @@ if TYPE_CHECKING:
     import libcst as cst
 
 # Keyword arguments that carry the handler, per registration style.
-HANDLER_KWARGS = ("handler", "hook", "reply_func", "callback", "f", "func", "function", "processor",
-                  "filter", "tool", "event_handler", "span_handler")
+HANDLER_KWARGS = (
+    "handler",
+    "hook",
+    "reply_func",
+    "callback",
+    "f",
+    "func",
+    "function",
+    "processor",
+    "filter",
+    "tool",
+    "event_handler",
+    "span_handler",
+)
 # ``autogen.register_function(f, caller=a, executor=b)`` registers on the agents it is given.
 TARGET_KWARGS = ("caller", "executor", "agent")
+
+
 @dataclass(eq=False)
 class Site:
     """One registration call."""
@@ -33,7 +48,7 @@ class Site:
     registration: Registration
     targets: tuple[str, ...]  # dotted text of what it mutates; "" for framework-global state
     handler: str  # source text of the handler argument (for messages)
-    handler_node: "cst.CSTNode | None"
+    handler_node: cst.CSTNode | None
     decorator: bool = False  # ``@agent.tool`` / ``@assistant.register_for_llm(...)`` on a def
 
     @property
@@ -61,10 +76,27 @@ def _framework_imported(model: Model, reg: Registration) -> bool:
 
 # Libraries with registration methods of the same names (add_handler, add_callback…) whose
 # registrations have nothing to do with agent tool calls.
-OTHER_LIBRARIES = frozenset({
-    "telegram", "aiogram", "discord", "slack_bolt", "tornado", "asyncio", "logging", "signal",
-    "atexit", "tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "kivy", "pygame", "watchdog",
-})
+OTHER_LIBRARIES = frozenset(
+    {
+        "telegram",
+        "aiogram",
+        "discord",
+        "slack_bolt",
+        "tornado",
+        "asyncio",
+        "logging",
+        "signal",
+        "atexit",
+        "tkinter",
+        "PyQt5",
+        "PyQt6",
+        "PySide2",
+        "PySide6",
+        "kivy",
+        "pygame",
+        "watchdog",
+    }
+)
 
 
 def _receiver_class(model: Model, call: Call) -> str | None:
@@ -102,12 +134,10 @@ def _matches_receivers(model: Model, call: Call, reg: Registration) -> bool:
     candidates = [call.callee or ""] if not call.receiver else [_receiver_class(model, call) or ""]
     if call.receiver and call.callee:
         candidates.append(call.callee)
-    return any(
-        c == hint or c.startswith(hint + ".") for c in candidates if c for hint in reg.receivers
-    )
+    return any(c == hint or c.startswith(hint + ".") for c in candidates if c for hint in reg.receivers)
 
 
-def _handler(call: Call) -> "tuple[str, cst.CSTNode | None]":
+def _handler(call: Call) -> tuple[str, cst.CSTNode | None]:
     for name in HANDLER_KWARGS:
         arg = call.kw(name)
         if arg is not None:
@@ -171,9 +201,21 @@ def _bare_decorator_sites(model: Model) -> list[Site]:
             if reg is None:
                 continue
             call = Call(
-                node=dec.node, func=dec.dotted, callee=dec.callee, receiver=receiver, method=method,  # type: ignore[arg-type]
-                args=(), function=fn.parent, loops=(), withs=(), trys=(), outer=(), statement=fn.node,
-                block=(0, 0), branch=(), in_main=False,
+                node=dec.node,
+                func=dec.dotted,
+                callee=dec.callee,
+                receiver=receiver,
+                method=method,  # type: ignore[arg-type]
+                args=(),
+                function=fn.parent,
+                loops=(),
+                withs=(),
+                trys=(),
+                outer=(),
+                statement=fn.node,
+                block=(0, 0),
+                branch=(),
+                in_main=False,
             )
             if _matches_receivers(model, call, reg):
                 out.append(Site(call, reg, (receiver,), fn.name, None, decorator=True))
@@ -270,7 +312,7 @@ def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
 
 def removed_in_scope_between(model: Model, first: Call, second: Call, target: str) -> bool:
     lo, hi = model.calls.index(first), model.calls.index(second)
-    for call in model.calls[lo + 1:hi]:
+    for call in model.calls[lo + 1 : hi]:
         if call.receiver == target and is_removal(call.method):
             return True
     return False

@@ -27,39 +27,57 @@ retrying 1.3 (``retrying.retry``), retry 0.9 (``retry.retry``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .builder import dotted
 from .model import Call, Decorator, Function, Loop, Model
-from .runs import (Run, TOOL_EXEC_RE, call_guarded, call_index, guarded_in, helper_runs, names_in, once_context,
-                   run_at)
+from .runs import TOOL_EXEC_RE, Run, call_guarded, call_index, guarded_in, helper_runs, names_in, once_context, run_at
 
 if TYPE_CHECKING:
     import libcst as cst
 
 RETRY_DECORATORS = {
-    "tenacity.retry", "tenacity.asyncio.retry", "backoff.on_exception", "backoff.on_predicate",
-    "stamina.retry", "retrying.retry", "retry.retry", "retry.api.retry", "opnieuw.retry",
-    "async_retrying.retry", "aioretry.retry",
+    "tenacity.retry",
+    "tenacity.asyncio.retry",
+    "backoff.on_exception",
+    "backoff.on_predicate",
+    "stamina.retry",
+    "retrying.retry",
+    "retry.retry",
+    "retry.api.retry",
+    "opnieuw.retry",
+    "async_retrying.retry",
+    "aioretry.retry",
 }
 # Iterables that are retry loops by construction: ``for attempt in Retrying(...): with attempt:``
 RETRYING_ITERABLES = {
-    "tenacity.Retrying", "tenacity.AsyncRetrying", "tenacity.asyncio.AsyncRetrying", "stamina.retry_context",
+    "tenacity.Retrying",
+    "tenacity.AsyncRetrying",
+    "tenacity.asyncio.AsyncRetrying",
+    "stamina.retry_context",
 }
 COUNTED_ITERABLES = {"range", "builtins.range", "itertools.count", "itertools.repeat"}
 RETRY_TARGET_WORDS = ("attempt", "retry", "retries", "tries", "try_", "trial")
 # keyword arguments that make a retry decorator try only once
-SINGLE_ATTEMPT = {"max_tries": 1, "attempts": 1, "stop_max_attempt_number": 1, "tries": 1, "max_attempts": 1,
-                  "max_retries": 0, "retries": 0}
+SINGLE_ATTEMPT = {
+    "max_tries": 1,
+    "attempts": 1,
+    "stop_max_attempt_number": 1,
+    "tries": 1,
+    "max_attempts": 1,
+    "max_retries": 0,
+    "retries": 0,
+}
 # the project's own retry decorators (``@async_retry(max_retries=5)``, ``@with_retries``): by name
-RETRY_NAME_RE = re.compile(r"retry|retries|retrying|backoff", re.I)
-NOT_RETRY_RE = re.compile(r"^_*(no|without|skip|disable)_?retr", re.I)
+RETRY_NAME_RE = re.compile(r"retry|retries|retrying|backoff", re.IGNORECASE)
+NOT_RETRY_RE = re.compile(r"^_*(no|without|skip|disable)_?retr", re.IGNORECASE)
 
 
 @dataclass(eq=False)
 class Retry:
-    node: "cst.CSTNode"  # where the finding is reported: the loop or the decorator
+    node: cst.CSTNode  # where the finding is reported: the loop or the decorator
     shape: str  # "loop" | "decorator"
     label: str  # "`for attempt in range(3)`", "`@retry(...)`"
     run: Run
@@ -83,7 +101,7 @@ def _loop_targets(loop: Loop) -> set[str]:
     return set()
 
 
-def loop_iterable(loop: Loop) -> "cst.CSTNode | None":
+def loop_iterable(loop: Loop) -> cst.CSTNode | None:
     node = loop.node
     kind = type(node).__name__
     if kind == "For":
@@ -106,7 +124,7 @@ def _retry_shaped(loop: Loop) -> str | None:
     return None
 
 
-def _except_retries(try_node: "cst.CSTNode") -> bool:
+def _except_retries(try_node: cst.CSTNode) -> bool:
     """Does some ``except`` of this ``try`` fall through (or ``continue``), going round again?"""
     for handler in getattr(try_node, "handlers", ()):
         body = handler.body.body
@@ -156,12 +174,10 @@ def _variant_names(model: Model, loop: Loop, call: Call) -> set[str]:
     for b in model.bindings:
         if b.function is loop.function and body_id in b.branch and "." not in b.target:
             variant.add(b.target)
-    inner = call.loops[call.loops.index(loop) + 1:] if loop in call.loops else ()
+    inner = call.loops[call.loops.index(loop) + 1 :] if loop in call.loops else ()
     for sub in inner:
         iterable = loop_iterable(sub)
-        if iterable is not None and names_in(iterable) & variant:
-            variant |= _loop_targets(sub)
-        elif iterable is None:
+        if iterable is not None and names_in(iterable) & variant or iterable is None:
             variant |= _loop_targets(sub)
     return variant
 
@@ -185,8 +201,11 @@ def _loop_label(loop: Loop) -> str:
         args = getattr(iterable, "args", None)
         if args is not None:
             shown = [dotted(a.value) or getattr(a.value, "value", None) for a in args]
-            inner = ", ".join(str(x) for x in shown) if all(isinstance(x, str) for x in shown) and not any(
-                a.keyword for a in args) else "..."
+            inner = (
+                ", ".join(str(x) for x in shown)
+                if all(isinstance(x, str) for x in shown) and not any(a.keyword for a in args)
+                else "..."
+            )
             text = f"{text}({inner})"
         return f"for {dotted(node.target) or '...'} in {text}"  # type: ignore[attr-defined]
     test = getattr(node, "test", None)
@@ -206,7 +225,7 @@ def retry_loops(model: Model) -> Iterator[Retry]:
 def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
     fn = loop.function
     target_words = " ".join(_loop_targets(loop)).lower()
-    for call in (fn.calls if fn is not None else model.calls):
+    for call in fn.calls if fn is not None else model.calls:
         if loop not in call.loops or call.function is not fn:
             continue
         run = run_at(model, call)
@@ -218,16 +237,31 @@ def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
             return None  # a REPL / chat loop: every iteration answers a new message
         if shape == "tenacity" or (_retry_try(loop, call) and (shape != "while" or _exits_on_success(loop, call))):
             return run
-        if shape == "counted" and _small_count(loop) and not _collected(call) and not _loop_collects(model, loop) and (
-            "_" == target_words or any(w in target_words for w in RETRY_TARGET_WORDS)
+        if (
+            shape == "counted"
+            and _small_count(loop)
+            and not _collected(call)
+            and not _loop_collects(model, loop)
+            and ("_" == target_words or any(w in target_words for w in RETRY_TARGET_WORDS))
         ):
             return run
     return None
 
 
 INPUT_FUNCS = {"input", "builtins.input", "rich.prompt.Prompt.ask", "click.prompt", "typer.prompt"}
-INPUT_METHODS = {"receive", "receive_text", "receive_json", "receive_bytes", "recv", "recv_json", "readline",
-                 "read_message", "get_message", "next_message", "wait_for_message"}
+INPUT_METHODS = {
+    "receive",
+    "receive_text",
+    "receive_json",
+    "receive_bytes",
+    "recv",
+    "recv_json",
+    "readline",
+    "read_message",
+    "get_message",
+    "next_message",
+    "wait_for_message",
+}
 
 
 def reads_input(model: Model, loop: Loop) -> bool:
@@ -254,7 +288,7 @@ def _exits_on_success(loop: Loop, call: Call) -> bool:
     return test is not None and type(test).__name__ in ("Comparison", "UnaryOperation", "Name") and not loop.while_true
 
 
-def _returns(stmt: "cst.CSTNode") -> bool:
+def _returns(stmt: cst.CSTNode) -> bool:
     smalls = getattr(stmt, "body", ()) if type(stmt).__name__ == "SimpleStatementLine" else ()
     return any(type(s).__name__ in ("Return", "Break") for s in smalls)
 
@@ -297,8 +331,9 @@ def retry_decorators(model: Model) -> Iterator[Retry]:
         for dec in fn.decorators:
             last = (dec.dotted or "").rsplit(".", 1)[-1]
             named = bool(RETRY_NAME_RE.search(last)) and not NOT_RETRY_RE.match(last) and dec.dotted is not None
-            if (dec.callee not in RETRY_DECORATORS and not (named and _project_decorator(model, dec))) \
-                    or _single_attempt(dec):
+            if (
+                dec.callee not in RETRY_DECORATORS and not (named and _project_decorator(model, dec))
+            ) or _single_attempt(dec):
                 continue
             run = _decorated_run(model, fn)
             if run is not None:
@@ -317,9 +352,33 @@ def _project_decorator(model: Model, dec: Decorator) -> bool:
     return root not in LIBRARY_ROOTS
 
 
-LIBRARY_ROOTS = {"celery", "dramatiq", "rq", "huey", "tenacity", "backoff", "stamina", "retrying", "retry",
-                 "urllib3", "requests", "httpx", "aiohttp", "google", "botocore", "boto3", "openai", "anthropic",
-                 "langchain", "langchain_core", "llama_index", "autogen", "strands", "agents", "pydantic_ai"}
+LIBRARY_ROOTS = {
+    "celery",
+    "dramatiq",
+    "rq",
+    "huey",
+    "tenacity",
+    "backoff",
+    "stamina",
+    "retrying",
+    "retry",
+    "urllib3",
+    "requests",
+    "httpx",
+    "aiohttp",
+    "google",
+    "botocore",
+    "boto3",
+    "openai",
+    "anthropic",
+    "langchain",
+    "langchain_core",
+    "llama_index",
+    "autogen",
+    "strands",
+    "agents",
+    "pydantic_ai",
+}
 
 
 def _decorated_run(model: Model, fn: Function) -> Run | None:
@@ -341,4 +400,4 @@ def retries(model: Model) -> Iterator[Retry]:
     yield from retry_decorators(model)
 
 
-__all__ = ["Retry", "retries", "retry_loops", "retry_decorators", "call_index", "loop_iterable"]
+__all__ = ["Retry", "call_index", "loop_iterable", "retries", "retry_decorators", "retry_loops"]

@@ -39,8 +39,9 @@ LLM clients (``ChatOpenAI``, ``OpenAIChatCompletionClient``) and tool-less chain
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .builder import dotted
 from .catalog import Entry, Kind
@@ -52,22 +53,41 @@ if TYPE_CHECKING:
 # Catalogued objects with run methods that run no tools: a retry around them repeats a model
 # call, not a tool call (see catalog_data for the sources of each entry).
 LLM_ONLY = {
-    "langchain_openai.ChatOpenAI", "autogen_ext.models.openai.OpenAIChatCompletionClient",
-    "langchain.chains.LLMChain", "langchain.chains.ConversationChain",
+    "langchain_openai.ChatOpenAI",
+    "autogen_ext.models.openai.OpenAIChatCompletionClient",
+    "langchain.chains.LLMChain",
+    "langchain.chains.ConversationChain",
 }
 # A compiled LangGraph graph runs tools only when the file builds it with a tool node.
 GRAPH_ENTRIES = {"langgraph.graph.StateGraph.compile"}
 TOOL_NODE_CALLEES = {
-    "langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode",
-    "langgraph.prebuilt.tools_condition", "langgraph.prebuilt.tool_node.tools_condition",
+    "langgraph.prebuilt.ToolNode",
+    "langgraph.prebuilt.tool_node.ToolNode",
+    "langgraph.prebuilt.tools_condition",
+    "langgraph.prebuilt.tool_node.tools_condition",
 }
 # Unresolved receivers: the name must say "agent" and the method must be a run method that
 # only agent frameworks use.
-AGENT_NAME_RE = re.compile(r"(agent|assistant|crew|swarm)s?$|^(agent|assistant|crew)", re.I)
+AGENT_NAME_RE = re.compile(r"(agent|assistant|crew|swarm)s?$|^(agent|assistant|crew)", re.IGNORECASE)
 DISTINCTIVE_RUN_METHODS = {
-    "chat", "achat", "stream_chat", "astream_chat", "run", "arun", "run_sync", "invoke", "ainvoke",
-    "initiate_chat", "a_initiate_chat", "kickoff", "kickoff_async", "akickoff", "invoke_async",
-    "run_stream", "generate_reply", "a_generate_reply",
+    "chat",
+    "achat",
+    "stream_chat",
+    "astream_chat",
+    "run",
+    "arun",
+    "run_sync",
+    "invoke",
+    "ainvoke",
+    "initiate_chat",
+    "a_initiate_chat",
+    "kickoff",
+    "kickoff_async",
+    "akickoff",
+    "invoke_async",
+    "run_stream",
+    "generate_reply",
+    "a_generate_reply",
 }
 
 # a function whose name says it runs an agent turn (followed when it is defined in the file)
@@ -82,12 +102,50 @@ TOOL_EXEC_RE = re.compile(
 )
 BATCH_EXEC_RE = re.compile(r"(tools|calls|uses|batch)(_once|_async|_sync|_batch)?$")
 DISPATCH_WORDS = ("tool", "function", "func", "handler", "dispatch", "registry", "available", "action", "impl")
-TOOL_OBJECT_METHODS = {"call", "acall", "invoke", "ainvoke", "run", "arun", "execute", "aexecute", "forward",
-                       "__call__", "run_json", "call_tool"}
+TOOL_OBJECT_METHODS = {
+    "call",
+    "acall",
+    "invoke",
+    "ainvoke",
+    "run",
+    "arun",
+    "execute",
+    "aexecute",
+    "forward",
+    "__call__",
+    "run_json",
+    "call_tool",
+}
 NOT_EXECUTIONS = {
-    "append", "extend", "insert", "add", "update", "put", "get", "set", "setdefault", "pop",
-    "info", "debug", "warning", "warn", "error", "exception", "critical", "log", "print",
-    "dumps", "loads", "format", "emit", "isinstance", "str", "repr", "dict", "len", "json",
+    "append",
+    "extend",
+    "insert",
+    "add",
+    "update",
+    "put",
+    "get",
+    "set",
+    "setdefault",
+    "pop",
+    "info",
+    "debug",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+    "print",
+    "dumps",
+    "loads",
+    "format",
+    "emit",
+    "isinstance",
+    "str",
+    "repr",
+    "dict",
+    "len",
+    "json",
 }
 
 # verbs of calls that look at a tool call without executing it
@@ -95,13 +153,13 @@ NOT_EXECUTION_RE = re.compile(
     r"^_*(log|record|trace|track|emit|validate|check|verify|parse|format|render|serialize|to_|display|show|"
     r"print|debug|notify|audit|describe|summari[sz]e|count|measure|observe|report|append|add|store|save|cache|"
     r"start_span|span|metric|stat|event|on_|callback|hook|publish|broadcast|stream_|yield_|make_|build_|create_)",
-    re.I,
+    re.IGNORECASE,
 )
 # Calls that check or record an idempotency key. Matched on the last name of the callee.
 GUARD_CALL_RE = re.compile(
     r"(already|is|was|been|has)_?(been_)?(processed|handled|done|seen|executed|run|completed|applied|delivered)"
     r"|^_*(seen|dedup|dedupe|deduplicate|is_duplicate|check_duplicate|idempot|claim|should_skip|skip_if)",
-    re.I,
+    re.IGNORECASE,
 )
 # Names of sets/dicts that remember executed ids: ``if call.id in seen_call_ids: continue``.
 SEEN_WORDS = ("seen", "done", "processed", "executed", "handled", "completed", "finished", "ledger", "results", "cache")
@@ -117,7 +175,7 @@ class Run:
     what: str  # "agent run `agent.achat(...)`", "tool execution `execute_tool_call(...)`"
     kind: str  # "agent" | "tool"
     inner: Call  # the call that actually runs the agent or tool (== call unless via a helper)
-    node: "cst.CSTNode | None" = None  # where to point at it, when not ``inner`` (a decorated executor)
+    node: cst.CSTNode | None = None  # where to point at it, when not ``inner`` (a decorated executor)
 
 
 # ----------------------------------------------------------------------------- receivers
@@ -236,8 +294,13 @@ def _agent_run(model: Model, call: Call) -> str | None:
         if call.method in DISTINCTIVE_RUN_METHODS and AGENT_NAME_RE.search(last) and not _llm_like(model, call, known):
             return f"{call.receiver}.{call.method}".replace("[]", "[...]")
         return None
-    if call.func and "." not in call.func and "[" not in call.func and AGENT_HELPER_RE.match(call.func) \
-            and model.called_function(call) is None:
+    if (
+        call.func
+        and "." not in call.func
+        and "[" not in call.func
+        and AGENT_HELPER_RE.match(call.func)
+        and model.called_function(call) is None
+    ):
         return call.func  # ``run_support_agent(ticket)`` imported from the project's agent module
     if call.func and "." not in call.func and "[" not in call.func:
         if call.callee is not None:
@@ -260,8 +323,23 @@ def _llm_like(model: Model, call: Call, known: bool) -> bool:
     return root in NON_AGENT_ROOTS
 
 
-NON_AGENT_ROOTS = {"httpx", "requests", "aiohttp", "urllib3", "docker", "paramiko", "subprocess", "boto3",
-                   "fake_useragent", "dupguard", "openai", "anthropic", "litellm", "ollama", "mistralai"}
+NON_AGENT_ROOTS = {
+    "httpx",
+    "requests",
+    "aiohttp",
+    "urllib3",
+    "docker",
+    "paramiko",
+    "subprocess",
+    "boto3",
+    "fake_useragent",
+    "dupguard",
+    "openai",
+    "anthropic",
+    "litellm",
+    "ollama",
+    "mistralai",
+}
 
 
 # ----------------------------------------------------------------------------- tool executions
@@ -276,19 +354,19 @@ def _is_dispatch_table(text: str | None) -> bool:
     return any(word in lowered for word in DISPATCH_WORDS)
 
 
-def _subscript_base(node: "cst.CSTNode") -> str | None:
+def _subscript_base(node: cst.CSTNode) -> str | None:
     """``TOOLS`` for ``TOOLS[name]``, ``registry`` for ``registry.get(name)``."""
     if type(node).__name__ == "Subscript":
         return dotted(node.value) or ""  # type: ignore[attr-defined]
     return None
 
 
-def _mentions_name_key(node: "cst.CSTNode") -> bool:
+def _mentions_name_key(node: cst.CSTNode) -> bool:
     """Is a subscript keyed by something that mentions a name (``call.function.name``)?"""
     return "name" in _text(node).lower()
 
 
-def _text(node: "cst.CSTNode", limit: int = 60) -> str:
+def _text(node: cst.CSTNode, limit: int = 60) -> str:
     """Names, attributes and string literals of a small expression (``call "function" "name"``),
     for word checks only. Follows subscripts, calls and their arguments; nothing else."""
     out: list[str] = []
@@ -317,11 +395,11 @@ def _text(node: "cst.CSTNode", limit: int = 60) -> str:
     return " ".join(out)
 
 
-def names_in(node: "cst.CSTNode") -> set[str]:
+def names_in(node: cst.CSTNode) -> set[str]:
     """Plain names an expression reads (the heads of attribute chains included)."""
     found: set[str] = set()
 
-    def walk(n: "cst.CSTNode") -> None:
+    def walk(n: cst.CSTNode) -> None:
         kind = type(n).__name__
         if kind == "Name":
             found.add(n.value)  # type: ignore[attr-defined]
@@ -358,8 +436,15 @@ def _tool_execution(model: Model, call: Call) -> str | None:
     if func.endswith("[]") and _is_dispatch_table(func[:-2].rsplit(".", 1)[-1]):
         return func[:-2] + "[...]"
     # fn = TOOL_MAP[call["function"]["name"]]; fn(**args)   /   fn = registry.get(name)
-    if func and "." not in func and "(" not in func and "[" not in func and call.callee is None \
-            and call.function is not None and func in call.function.local_names:
+    if (
+        func
+        and "." not in func
+        and "(" not in func
+        and "[" not in func
+        and call.callee is None
+        and call.function is not None
+        and func in call.function.local_names
+    ):
         binding = model.local_binding(func, call.function)
         if binding is not None and binding.function is call.function:
             base = _subscript_base(binding.value)
@@ -384,8 +469,13 @@ def _tool_execution(model: Model, call: Call) -> str | None:
     if name and GENERIC_EXEC_RE.match(name) and _fed_a_tool_call_object(call):
         return (call.func or name).replace("[]", "[...]")
     # execute(call.function.name, json.loads(call.function.arguments))
-    if name and name not in NOT_EXECUTIONS and not NOT_EXECUTION_RE.match(name) and len(call.args) >= 2 \
-            and _fed_a_tool_call(model, call):
+    if (
+        name
+        and name not in NOT_EXECUTIONS
+        and not NOT_EXECUTION_RE.match(name)
+        and len(call.args) >= 2
+        and _fed_a_tool_call(model, call)
+    ):
         return (call.func or name).replace("[]", "[...]")
     return None
 
@@ -394,7 +484,7 @@ GENERIC_EXEC_RE = re.compile(
     r"^_*a?(execute|exec|run|call|invoke|dispatch|handle|process|perform)"
     r"(_(one|single|each|call|it|tool\w*|function\w*))?$"
 )
-TOOL_CALLS_ITERABLE_RE = re.compile(r"tool_?calls?|tool_?uses?|function_?calls?", re.I)
+TOOL_CALLS_ITERABLE_RE = re.compile(r"tool_?calls?|tool_?uses?|function_?calls?", re.IGNORECASE)
 
 
 def _fed_a_tool_call_object(call: Call) -> bool:
@@ -445,7 +535,7 @@ def _fed_a_tool_call(model: Model, call: Call) -> bool:
 # ----------------------------------------------------------------------------- guards
 
 
-def _comparison_parts(node: "cst.CSTNode") -> Iterator[tuple[str, "cst.CSTNode", "cst.CSTNode"]]:
+def _comparison_parts(node: cst.CSTNode) -> Iterator[tuple[str, cst.CSTNode, cst.CSTNode]]:
     """(operator, left, right) of every comparison in a test (through not/and/or)."""
     kind = type(node).__name__
     if kind == "Comparison":
@@ -460,7 +550,7 @@ def _comparison_parts(node: "cst.CSTNode") -> Iterator[tuple[str, "cst.CSTNode",
         yield from _comparison_parts(node.right)  # type: ignore[attr-defined]
 
 
-def is_seen_test(test: "cst.CSTNode") -> bool:
+def is_seen_test(test: cst.CSTNode) -> bool:
     """``call.id in seen``, ``block.id not in done``, ``key in processed_ids``."""
     for op, left, right in _comparison_parts(test):
         if op not in ("In", "NotIn"):
@@ -475,7 +565,7 @@ def is_seen_test(test: "cst.CSTNode") -> bool:
 IDEMPOTENCY_WORDS = ("processed", "already", "seen", "duplicate", "dedup", "idempot", "handled", "claimed")
 
 
-def is_idempotency_test(test: "cst.CSTNode") -> bool:
+def is_idempotency_test(test: cst.CSTNode) -> bool:
     """The test of an early exit that checks a key: ``if record.processed: return``,
     ``if Event.objects.filter(id=eid).exists(): return``, ``if not created: return``
     (``get_or_create``), ``if not cache.add(key, 1): return`` and ``if not r.sadd("seen", key)``
@@ -498,9 +588,11 @@ def is_guard_call(model: Model, call: Call) -> bool:
     if callee.startswith("dupguard.runtime") or _runtime_receiver(model, call):
         return True
     guards = model.idempotency_guards
-    if guards and (callee in guards or func in guards or (
-        "." not in func and call.callee is None and any(g.rsplit(".", 1)[-1] == func for g in guards)
-    )):
+    if guards and (
+        callee in guards
+        or func in guards
+        or ("." not in func and call.callee is None and any(g.rsplit(".", 1)[-1] == func for g in guards))
+    ):
         return True
     if GUARD_CALL_RE.search(_last(func)):
         return True
@@ -558,7 +650,7 @@ def call_guarded(model: Model, call: Call) -> bool:
     return guarded_in(model, call.function, call)
 
 
-def _guard_in_test(model: Model, call: Call, test: "cst.CSTNode") -> bool:
+def _guard_in_test(model: Model, call: Call, test: cst.CSTNode) -> bool:
     """A guard call inside the test of an enclosing ``if`` (``if not first_time(key):``)."""
     fn = call.function
     calls = fn.calls if fn is not None else model.calls
@@ -650,6 +742,9 @@ def is_model_call(model: Model, call: Call) -> bool:
 
 
 MODEL_CALLEES = {
-    "litellm.completion", "litellm.acompletion", "ollama.chat", "ollama.AsyncClient.chat",
+    "litellm.completion",
+    "litellm.acompletion",
+    "ollama.chat",
+    "ollama.AsyncClient.chat",
     "mistralai.Mistral.chat.complete",
 }

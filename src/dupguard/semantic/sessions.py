@@ -7,7 +7,7 @@ a handler or worker, or in a module-level config dict that a handler passes to a
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .model import Call, ConstantKey, Model
 
@@ -55,7 +55,14 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
         for key in (k for k in entry.session_kwargs if k.isdigit()):
             arg = call.arg(key)
             if arg is not None and isinstance(arg.node, (cst.SimpleString, cst.Integer)):
-                yield ConstantKey(
-                    key=names[0], value=arg.node, function=call.function,
-                    statement=call.statement, call=call, in_main=False,
-                ), None
+                yield (
+                    ConstantKey(
+                        key=names[0],
+                        value=arg.node,
+                        function=call.function,
+                        statement=call.statement,
+                        call=call,
+                        in_main=False,
+                    ),
+                    None,
+                )

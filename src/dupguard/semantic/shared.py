@@ -7,8 +7,9 @@ created once), and which unguarded calls run or mutate it from per-request code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .catalog import USER_RUN_METHODS, Entry, Kind
 from .model import Binding, Call, Function, Model, _is_name
@@ -18,8 +19,11 @@ if TYPE_CHECKING:
 
 
 CACHING_DECORATORS = {
-    "functools.lru_cache", "functools.cache", "streamlit.cache_resource",
-    "streamlit.experimental_singleton", "cachetools.cached",
+    "functools.lru_cache",
+    "functools.cache",
+    "streamlit.cache_resource",
+    "streamlit.experimental_singleton",
+    "cachetools.cached",
 }
 LOCK_WORDS = ("lock", "semaphore", "mutex", "limiter")
 GUARD_METHODS = {"hold", "ahold", "use", "ause", "acquire"}
@@ -31,7 +35,7 @@ class Shared:
     """An object that outlives one request: what it is, where it is bound, how it is reached."""
 
     label: str  # how the user refers to it: "agent", "app.state.agent", "get_agent()"
-    report_node: "cst.CSTNode"  # where a finding about it is reported
+    report_node: cst.CSTNode  # where a finding about it is reported
     kind: Kind
     entry: Entry | None
     binding: Binding | None = None
@@ -75,13 +79,19 @@ def shared_objects(model: Model) -> Iterator[Shared]:
             yield Shared(b.target, b.statement, kind, entry, binding=b)
         elif b.scope == "class":
             yield Shared(f"{b.class_name}.{b.target}", b.statement, kind, entry, binding=b)
-        elif b.scope == "function" and ".state." in f".{b.target}" and b.function and (
-            b.function.contexts & {"startup"} or b.function.name in ("lifespan", "startup", "on_startup")
+        elif (
+            b.scope == "function"
+            and ".state." in f".{b.target}"
+            and b.function
+            and (b.function.contexts & {"startup"} or b.function.name in ("lifespan", "startup", "on_startup"))
         ):
             yield Shared(b.target, b.statement, kind, entry, binding=b)
         elif (
-            b.scope == "function" and b.target.startswith("self.") and b.function is not None
-            and b.function.name == "__init__" and b.class_name in instantiated_once
+            b.scope == "function"
+            and b.target.startswith("self.")
+            and b.function is not None
+            and b.function.name == "__init__"
+            and b.class_name in instantiated_once
         ):
             yield Shared(b.target, b.statement, kind, entry, binding=b, owner_class=b.class_name)
     for fn in model.functions:
@@ -171,16 +181,20 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
     return model.local_binding(text, fn) is b
 
 
-def _depends_on(model: Model, node: "cst.CSTNode", factory: str) -> bool:
+def _depends_on(model: Model, node: cst.CSTNode, factory: str) -> bool:
     """``Depends(get_agent)`` or ``Annotated[Agent, Depends(get_agent)]``."""
     for call in model.calls:
-        if call.callee in ("fastapi.Depends", "fastapi.params.Depends") and call.args and call.args[0].dotted == factory:
+        if (
+            call.callee in ("fastapi.Depends", "fastapi.params.Depends")
+            and call.args
+            and call.args[0].dotted == factory
+        ):
             if _contains(node, call.node):
                 return True
     return False
 
 
-def _contains(outer: "cst.CSTNode", inner: "cst.CSTNode") -> bool:
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     if outer is inner:
         return True
     return any(_contains(child, inner) for child in outer.children)
@@ -215,13 +229,15 @@ def uses_through_history_getter(model: Model, memory: Shared) -> tuple[list[Call
         getter = next((arg for key in entry.history_getters if (arg := call.arg(key)) is not None), None)
         if getter is None or not _always_returns(model, getter.node, memory.binding, call.function):
             continue
-        found = uses_in_concurrent_code(model, Shared(wrapper.target, wrapper.statement, entry.kind, entry, binding=wrapper))
+        found = uses_in_concurrent_code(
+            model, Shared(wrapper.target, wrapper.statement, entry.kind, entry, binding=wrapper)
+        )
         if found:
             return found, wrapper.target
     return [], ""
 
 
-def _always_returns(model: Model, getter: "cst.BaseExpression", memory: Binding, where: Function | None) -> bool:
+def _always_returns(model: Model, getter: cst.BaseExpression, memory: Binding, where: Function | None) -> bool:
     """Does the getter (a lambda, or the name of a function defined here) return ``memory``
     on every return, without looking at its arguments?"""
     import libcst as cst
@@ -237,6 +253,11 @@ def _always_returns(model: Model, getter: "cst.BaseExpression", memory: Binding,
     if not _is_name(getter):
         return False
     fn = model.function_named(getter.value, within=where)  # type: ignore[attr-defined]
-    return fn is not None and bool(fn.returns) and all(
-        _is_name(ret) and model.local_binding(ret.value, fn) is memory for ret in fn.returns  # type: ignore[attr-defined]
+    return (
+        fn is not None
+        and bool(fn.returns)
+        and all(
+            _is_name(ret) and model.local_binding(ret.value, fn) is memory
+            for ret in fn.returns  # type: ignore[attr-defined]
+        )
     )

@@ -20,16 +20,29 @@ model that keeps asking for the same tool keeps getting it executed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .builder import dotted
 from .model import Call, Function, Loop, Model
 from .queues import takes_jobs
 from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import (
-    BATCH_EXEC_RE, _comparison_parts, _last, _text, _runtime_receiver, call_guarded, call_index, direct_run,
-    helper_runs, is_guard_call, is_model_call, is_seen_test, names_in, tool_execution,
+    BATCH_EXEC_RE,
+    _comparison_parts,
+    _last,
+    _runtime_receiver,
+    _text,
+    call_guarded,
+    call_index,
+    direct_run,
+    helper_runs,
+    is_guard_call,
+    is_model_call,
+    is_seen_test,
+    names_in,
+    tool_execution,
 )
 
 if TYPE_CHECKING:
@@ -42,8 +55,8 @@ class Site:
 
     call: Call  # the tool execution (or the helper call that executes the batch)
     payload: str  # dotted text of what is executed: "msg.tool_calls", "last_message"
-    unit: "cst.CSTNode"  # the loop/comprehension or the call: one execution of the payload
-    report: "cst.CSTNode"  # where a replay of this site is reported
+    unit: cst.CSTNode  # the loop/comprehension or the call: one execution of the payload
+    report: cst.CSTNode  # where a replay of this site is reported
     loop: Loop | None
     what: str
 
@@ -199,7 +212,7 @@ def replays(model: Model) -> Iterator[Replay]:
 CAP_WORDS = ("max", "limit", "cap", "budget", "step", "turn", "round", "iter", "count", "attempt", "deadline", "hop")
 
 
-def _is_cap(test: "cst.CSTNode") -> bool:
+def _is_cap(test: cst.CSTNode) -> bool:
     """``steps < MAX_STEPS``, ``turns >= LIMIT``, ``len(messages) > 40``, ``time.monotonic() < deadline``."""
     for op, left, right in _comparison_parts(test):
         if op in ("LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual"):
@@ -235,8 +248,10 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
             continue
         model_call = next((c for c in inside if is_model_call(model, c) or _calls_model(model, c)), None)
-        if model_call is None or reads_input(model, loop) or any(
-            takes_jobs(model, c) for c in inside if c.function is loop.function
+        if (
+            model_call is None
+            or reads_input(model, loop)
+            or any(takes_jobs(model, c) for c in inside if c.function is loop.function)
         ):
             continue  # no model, or a chat/REPL/worker loop: every round starts from a new message
         execution = what = None
@@ -265,8 +280,10 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
 def _calls_model(model: Model, call: Call) -> bool:
     """A module-local helper (``self._call_model(messages)``) that calls the model itself."""
     helper = model.called_function(call)
-    return helper is not None and helper is not call.function and any(
-        is_model_call(model, c) for c in helper.calls if c.function is helper
+    return (
+        helper is not None
+        and helper is not call.function
+        and any(is_model_call(model, c) for c in helper.calls if c.function is helper)
     )
 
 

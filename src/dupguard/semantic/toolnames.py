@@ -14,8 +14,9 @@ attribute, the single instance's ``self.tools``) grown by code that runs per cal
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .catalog import Kind
 from .lifetimes import PerCall, is_guarded, lifetime, module_instances, per_call
@@ -29,7 +30,7 @@ LIST_MUTATORS = {"append", "extend", "insert", "__iadd__"}
 TOOL_LIST_KWARGS = ("tools", "functions", "toolkits")
 
 
-def _string(node: "cst.CSTNode | None") -> str | None:
+def _string(node: cst.CSTNode | None) -> str | None:
     value = string_value(node)
     return value if isinstance(value, str) and value else None
 
@@ -87,7 +88,7 @@ def _decorated_tool(model: Model, fn: Function) -> str | None:
     return None
 
 
-def tool_name(model: Model, node: "cst.CSTNode", scope: Function | None, depth: int = 0) -> str | None:
+def tool_name(model: Model, node: cst.CSTNode, scope: Function | None, depth: int = 0) -> str | None:
     """The certain name of the tool that the expression ``node`` evaluates to, if any."""
     import libcst as cst
 
@@ -109,8 +110,8 @@ def tool_name(model: Model, node: "cst.CSTNode", scope: Function | None, depth: 
 @dataclass(frozen=True)
 class NameClash:
     name: str
-    first: "cst.CSTNode"
-    second: "cst.CSTNode"
+    first: cst.CSTNode
+    second: cst.CSTNode
     consumer: str | None  # the agent call that receives both, when known
     first_text: str | None = None  # dotted text of the elements, when they are names
     second_text: str | None = None
@@ -120,7 +121,7 @@ def name_clashes(model: Model) -> Iterator[NameClash]:
     """Second tools whose certain name is already used in the same tool set (an agent's tools,
     or a list literal of tools), when the two are different objects (same object = DUP301)."""
     reported: set[int] = set()
-    groups: list[tuple[list[tuple[str | None, "cst.CSTNode"]], Function | None, str | None]] = []
+    groups: list[tuple[list[tuple[str | None, cst.CSTNode]], Function | None, str | None]] = []
     for tool_set in tool_sets(model):
         groups.append((tool_set.elements, tool_set.consumer.function, tool_set.consumer.func))
     scopes = _list_scopes(model)
@@ -128,7 +129,7 @@ def name_clashes(model: Model) -> Iterator[NameClash]:
         if len(literal.elements) > 1:
             groups.append((list(literal.elements), scopes.get(id(literal.node)), None))
     for elements, scope, consumer in groups:
-        seen: dict[str, tuple[str | None, "cst.CSTNode"]] = {}
+        seen: dict[str, tuple[str | None, cst.CSTNode]] = {}
         for text, node in elements:
             name = tool_name(model, node, scope)
             if name is None:
@@ -206,8 +207,13 @@ def long_lived_tool_lists(model: Model) -> list[ToolList]:
             label = b.target
         elif b.scope == "class":
             label = f"{b.class_name}.{b.target}"
-        elif b.scope == "function" and b.target.startswith("self.") and b.function is not None \
-                and b.function.name == "__init__" and b.class_name in singletons:
+        elif (
+            b.scope == "function"
+            and b.target.startswith("self.")
+            and b.function is not None
+            and b.function.name == "__init__"
+            and b.class_name in singletons
+        ):
             label = b.target
         if label is None or (b.scope == "module" and "." in b.target):
             continue  # ``send_email.tool_input_guardrails = [...]`` sets an attribute of a tool
@@ -220,9 +226,34 @@ def long_lived_tool_lists(model: Model) -> list[ToolList]:
 
 
 # Name words that make a list about tools without being the tools themselves.
-NOT_TOOLS = {"call", "calls", "result", "results", "output", "outputs", "guardrail", "guardrails",
-             "name", "names", "id", "ids", "message", "messages", "history", "event", "events",
-             "log", "logs", "usage", "choice", "choices", "error", "errors", "count", "counts"}
+NOT_TOOLS = {
+    "call",
+    "calls",
+    "result",
+    "results",
+    "output",
+    "outputs",
+    "guardrail",
+    "guardrails",
+    "name",
+    "names",
+    "id",
+    "ids",
+    "message",
+    "messages",
+    "history",
+    "event",
+    "events",
+    "log",
+    "logs",
+    "usage",
+    "choice",
+    "choices",
+    "error",
+    "errors",
+    "count",
+    "counts",
+}
 TOOL_WORDS = {"tool", "tools", "toolkit", "toolkits", "toolset", "toolsets", "toolbox"}
 
 

@@ -7,8 +7,9 @@ before the agent is built, so DUP301/DUP302 see what the agent actually gets.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from .model import Call, Model
 
@@ -22,7 +23,7 @@ MUTATORS = {"append", "extend", "insert", "__iadd__"}
 @dataclass(eq=False)
 class ToolSet:
     consumer: Call  # the call that receives the tools (an agent constructor)
-    elements: list[tuple[str | None, "cst.CSTNode"]]  # (dotted text, node), in order
+    elements: list[tuple[str | None, cst.CSTNode]]  # (dotted text, node), in order
 
 
 def tool_sets(model: Model) -> Iterator[ToolSet]:
@@ -30,7 +31,7 @@ def tool_sets(model: Model) -> Iterator[ToolSet]:
 
     for call in model.calls:
         entry = model.entry_for_call(call)
-        kwargs = (entry.tools_kwargs if entry and entry.tools_kwargs else DEFAULT_TOOLS_KWARGS)
+        kwargs = entry.tools_kwargs if entry and entry.tools_kwargs else DEFAULT_TOOLS_KWARGS
         arg = None
         for name in kwargs:
             arg = call.arg(name)
@@ -43,8 +44,6 @@ def tool_sets(model: Model) -> Iterator[ToolSet]:
         elements = _expand(model, arg.node, call, cst, depth=0)
         if elements:
             yield ToolSet(call, elements)
-
-
 
 
 def _looks_like_agent_call(call: Call) -> bool:
@@ -65,7 +64,9 @@ def _expand(model: Model, node, consumer: Call, cst, depth: int) -> list:
     if call is not None and call.func in ("list", "tuple") and len(call.args) == 1:
         return _expand(model, call.args[0].node, consumer, cst, depth + 1)  # a copy: list(TOOLS)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return _expand(model, node.left, consumer, cst, depth + 1) + _expand(model, node.right, consumer, cst, depth + 1)
+        return _expand(model, node.left, consumer, cst, depth + 1) + _expand(
+            model, node.right, consumer, cst, depth + 1
+        )
     if isinstance(node, cst.Name):
         binding = model.local_binding(node.value, consumer.function)
         if binding is None or binding.scope == "class":
@@ -76,8 +77,11 @@ def _expand(model: Model, node, consumer: Call, cst, depth: int) -> list:
         # mutations of the same name, in the same scope, between the binding and the consumer
         for call in model.calls:
             if (
-                call.receiver == node.value and call.method in MUTATORS and call.function is consumer.function
-                and _between(binding.block, call, consumer) and call.args
+                call.receiver == node.value
+                and call.method in MUTATORS
+                and call.function is consumer.function
+                and _between(binding.block, call, consumer)
+                and call.args
             ):
                 if call.method == "extend":
                     out += _expand(model, call.args[0].node, consumer, cst, depth + 1)

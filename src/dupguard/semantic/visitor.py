@@ -19,20 +19,46 @@ The contract is libcst's, minus trivia:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
-from typing import Callable, ClassVar, ForwardRef, get_args
+from typing import ClassVar, ForwardRef, get_args
 
 import libcst as cst
 
 Hook = Callable[..., object] | None
 Plan = tuple[Hook, Hook, tuple[tuple[str, Hook, Hook], ...]]
 
-TRIVIA = frozenset({
-    "asynchronous", "colon", "comma", "comment", "dot", "empty_lines", "equal", "first_colon",
-    "footer", "header", "lbrace", "lbracket", "leading_lines", "leading_whitespace",
-    "lines_after_decorators", "lpar", "newline", "operator", "posonly_ind", "rbrace", "rbracket",
-    "relative", "rpar", "second_colon", "semicolon", "separator", "trailing_whitespace",
-})
+TRIVIA = frozenset(
+    {
+        "asynchronous",
+        "colon",
+        "comma",
+        "comment",
+        "dot",
+        "empty_lines",
+        "equal",
+        "first_colon",
+        "footer",
+        "header",
+        "lbrace",
+        "lbracket",
+        "leading_lines",
+        "leading_whitespace",
+        "lines_after_decorators",
+        "lpar",
+        "newline",
+        "operator",
+        "posonly_ind",
+        "rbrace",
+        "rbracket",
+        "relative",
+        "rpar",
+        "second_colon",
+        "semicolon",
+        "separator",
+        "trailing_whitespace",
+    }
+)
 
 # Node types whose dataclass field order differs from the order libcst visits them in
 # (source order); only the non-trivia fields matter. Everything else: dataclass order.
@@ -47,6 +73,7 @@ SOURCE_ORDER: dict[str, tuple[str, ...]] = {
     "Parameters": ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
     "TypeAlias": ("name", "type_parameters", "value"),
 }
+
 
 def is_trivia(field: str) -> bool:
     """A field that only ever holds whitespace, comments, punctuation or operators."""
@@ -72,10 +99,7 @@ def _walked_fields(kind: type) -> tuple[str, ...]:
     order = SOURCE_ORDER.get(kind.__name__)
     if order is not None:
         return order
-    return tuple(
-        f.name for f in fields(kind)
-        if not is_trivia(f.name) and _holds_nodes(f.type)
-    )
+    return tuple(f.name for f in fields(kind) if not is_trivia(f.name) and _holds_nodes(f.type))
 
 
 # node classes met so far: ``isinstance(value, CSTNode)`` goes through ``ABCMeta`` (CSTNode is

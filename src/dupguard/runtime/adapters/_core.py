@@ -30,24 +30,25 @@ import concurrent.futures
 import contextlib
 import contextvars
 import itertools
-import time
 import json
 import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional, Union
+from typing import Any, Union
 
 from ..errors import ConcurrentInvocationError
 from ..guard import InvocationGuard
 from ..turn_guard import TurnToolGuard, canonical_args
 
 __all__ = [
+    "REPLAY_MODES",
+    "AdapterGuard",
     "Outcome",
     "Pending",
     "ToolCallGate",
-    "AdapterGuard",
     "Turn",
     "current_turn",
-    "REPLAY_MODES",
 ]
 
 #: ``"annotate"``: a replayed result reaches the model as the guard's reason followed by the
@@ -84,24 +85,20 @@ class Outcome:
 class Turn:
     """One turn's state: its own ``TurnToolGuard`` and the caller's turn id (if any)."""
 
-    guard: Optional[TurnToolGuard]
-    turn_id: Optional[str] = None
-    owner: Optional["AdapterGuard"] = None
+    guard: TurnToolGuard | None
+    turn_id: str | None = None
+    owner: AdapterGuard | None = None
     occurrences: dict = field(default_factory=dict)
     serial: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-_CURRENT: contextvars.ContextVar[Optional[Turn]] = contextvars.ContextVar(
-    "dupguard_adapter_turn", default=None
-)
-_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar(
-    "dupguard_adapter_held", default=frozenset()
-)
+_CURRENT: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("dupguard_adapter_turn", default=None)
+_HELD: contextvars.ContextVar[frozenset] = contextvars.ContextVar("dupguard_adapter_held", default=frozenset())
 _SERIALS = itertools.count(1)
 
 
-def current_turn() -> Optional[Turn]:
+def current_turn() -> Turn | None:
     """The turn the calling task runs in (set by :meth:`AdapterGuard.turn`), or ``None``."""
     return _CURRENT.get()
 
@@ -121,7 +118,7 @@ class ToolCallGate:
 
     def __init__(
         self,
-        turn_guard: Callable[[], Optional[TurnToolGuard]],
+        turn_guard: Callable[[], TurnToolGuard | None],
         ledger: Any = None,
         *,
         replay: str = "annotate",
@@ -152,7 +149,7 @@ class ToolCallGate:
         )
         return Outcome(None, False, "ledger", reason, decision.result)
 
-    def _ledger_begin(self, call_id: Optional[str], name: str, args: Any) -> tuple[Any, Optional[Outcome]]:
+    def _ledger_begin(self, call_id: str | None, name: str, args: Any) -> tuple[Any, Outcome | None]:
         """Claim ``call_id`` in the ledger: ``(decision, None)`` when the call may go on
         (``decision`` is ``None`` without a ledger or an id), ``(None, outcome)`` when the id
         already ran. A call running in another worker is waited for (polling with backoff up
@@ -169,9 +166,7 @@ class ToolCallGate:
             time.sleep(min(delay, max(decision.retry_after, 0.001)))
             delay = min(delay * 2, 0.25)
 
-    async def _aledger_begin(
-        self, call_id: Optional[str], name: str, args: Any
-    ) -> tuple[Any, Optional[Outcome]]:
+    async def _aledger_begin(self, call_id: str | None, name: str, args: Any) -> tuple[Any, Outcome | None]:
         if self.ledger is None or not call_id:
             return None, None
         delay = 0.01
@@ -214,10 +209,10 @@ class ToolCallGate:
         self,
         name: str,
         args: Any,
-        call_id: Optional[str] = None,
+        call_id: str | None = None,
         *,
-        to_text: Optional[Callable[[Any], str]] = None,
-    ) -> Union["Pending", Outcome]:
+        to_text: Callable[[Any], str] | None = None,
+    ) -> Pending | Outcome:
         """Decide for one requested call. Returns a :class:`Pending` when the tool must run
         now (then :meth:`Pending.acommit` its result or :meth:`Pending.afail`), otherwise the
         :class:`Outcome` the model must see instead (a replayed result or a reason). An
@@ -249,10 +244,10 @@ class ToolCallGate:
         self,
         name: str,
         args: Any,
-        call_id: Optional[str] = None,
+        call_id: str | None = None,
         *,
-        to_text: Optional[Callable[[Any], str]] = None,
-    ) -> Union["Pending", Outcome]:
+        to_text: Callable[[Any], str] | None = None,
+    ) -> Pending | Outcome:
         """Sync :meth:`abegin` (an in-flight duplicate blocks this thread: use it in worker
         threads, not in a running event loop); finish with :meth:`Pending.commit`/``fail``."""
         render = to_text or self.to_text
@@ -279,10 +274,10 @@ class ToolCallGate:
         self,
         name: str,
         args: Any,
-        call_id: Optional[str],
+        call_id: str | None,
         afn: Callable[[], Awaitable[Any]],
         *,
-        to_text: Optional[Callable[[Any], str]] = None,
+        to_text: Callable[[Any], str] | None = None,
     ) -> Outcome:
         """:meth:`abegin`, then ``await afn()`` when allowed, and commit. Exceptions from
         ``afn`` propagate after :meth:`Pending.afail` recorded them."""
@@ -300,10 +295,10 @@ class ToolCallGate:
         self,
         name: str,
         args: Any,
-        call_id: Optional[str],
+        call_id: str | None,
         fn: Callable[[], Any],
         *,
-        to_text: Optional[Callable[[Any], str]] = None,
+        to_text: Callable[[Any], str] | None = None,
     ) -> Outcome:
         """Sync :meth:`arun`."""
         ticket = self.begin(name, args, call_id, to_text=to_text)
@@ -322,9 +317,7 @@ class Pending:
     once (``acommit``/``afail`` after :meth:`ToolCallGate.abegin`, ``commit``/``fail`` after
     :meth:`ToolCallGate.begin`). Hook-based adapters (Strands) hold it between two callbacks."""
 
-    def __init__(
-        self, gate: ToolCallGate, reservation: Any, decision: Any, render: Callable[[Any], str]
-    ) -> None:
+    def __init__(self, gate: ToolCallGate, reservation: Any, decision: Any, render: Callable[[Any], str]) -> None:
         self.gate = gate
         self.reservation = reservation
         self.decision = decision
@@ -332,7 +325,7 @@ class Pending:
         self.done = False
 
     @property
-    def call_id(self) -> Optional[str]:
+    def call_id(self) -> str | None:
         return self.decision.call_id if self.decision is not None else None
 
     def _record(self, value: Any) -> Outcome:
@@ -353,7 +346,7 @@ class Pending:
         await self.gate._aledger_complete(self.decision, _jsonable(value, self.render))
         return outcome
 
-    def _forget(self, exc: Optional[BaseException], shown: Any) -> None:
+    def _forget(self, exc: BaseException | None, shown: Any) -> None:
         self._finish()
         if self.reservation is not None:
             if isinstance(exc, Exception):
@@ -361,7 +354,7 @@ class Pending:
             else:
                 self.reservation.cancel()
 
-    def fail(self, exc: Optional[BaseException] = None, shown: Any = None) -> None:
+    def fail(self, exc: BaseException | None = None, shown: Any = None) -> None:
         """The tool failed (``exc`` an ``Exception``) or did not run (a cancellation, or
         ``None``). A failure is committed to the turn as ``shown`` (default: the error text),
         so an identical retry in the same turn gets the same error instead of hammering a
@@ -370,7 +363,7 @@ class Pending:
         self._forget(exc, shown)
         self.gate._ledger_release(self.decision)
 
-    async def afail(self, exc: Optional[BaseException] = None, shown: Any = None) -> None:
+    async def afail(self, exc: BaseException | None = None, shown: Any = None) -> None:
         self._forget(exc, shown)
         await self.gate._aledger_release(self.decision)
 
@@ -389,7 +382,7 @@ def _jsonable(value: Any, render: Callable[[Any], str]) -> Any:
     return value
 
 
-def _derived_call_id(name: str, args: Any) -> Optional[str]:
+def _derived_call_id(name: str, args: Any) -> str | None:
     """A ledger key for frameworks that do not hand the tool its call id: the current turn's
     id plus the call's name and canonical arguments (and how many identical calls came before
     in this turn). A retried turn with the same turn id maps to the same keys. Without a turn
@@ -427,22 +420,22 @@ class AdapterGuard:
         *,
         turn_guard: TurnGuardSpec = TurnToolGuard,
         ledger: Any = None,
-        invocation: Union[InvocationGuard, str, None] = None,
+        invocation: InvocationGuard | str | None = None,
         replay: str = "annotate",
-        name: Optional[str] = None,
+        name: str | None = None,
     ) -> None:
         self._turn_spec = turn_guard
         if isinstance(invocation, str):
             invocation = InvocationGuard(invocation, name=name)
         self.invocation = invocation
         self.ledger = ledger
-        self._ambient: Optional[TurnToolGuard] = turn_guard if isinstance(turn_guard, TurnToolGuard) else None
+        self._ambient: TurnToolGuard | None = turn_guard if isinstance(turn_guard, TurnToolGuard) else None
         self._ambient_lock = threading.Lock()
         self.gate = ToolCallGate(self._resolve_turn_guard, ledger, replay=replay)
 
     # -- turns ---------------------------------------------------------------------------------
 
-    def _new_turn_guard(self) -> Optional[TurnToolGuard]:
+    def _new_turn_guard(self) -> TurnToolGuard | None:
         spec = self._turn_spec
         if spec is None:
             return None
@@ -451,7 +444,7 @@ class AdapterGuard:
             return spec
         return spec()
 
-    def _resolve_turn_guard(self) -> Optional[TurnToolGuard]:
+    def _resolve_turn_guard(self) -> TurnToolGuard | None:
         turn = _CURRENT.get()
         if turn is not None and turn.owner is self:
             return turn.guard
@@ -472,7 +465,7 @@ class AdapterGuard:
             self._ambient = self._new_turn_guard()
 
     @contextlib.contextmanager
-    def _enter_turn(self, turn_id: Optional[str]) -> Iterator[Turn]:
+    def _enter_turn(self, turn_id: str | None) -> Iterator[Turn]:
         turn = Turn(self._new_turn_guard(), turn_id, self, serial=next(_SERIALS))
         token = _CURRENT.set(turn)
         try:
@@ -484,7 +477,7 @@ class AdapterGuard:
         return id(self) in _HELD.get()
 
     @contextlib.asynccontextmanager
-    async def turn(self, turn_id: Optional[str] = None) -> AsyncIterator[Turn]:
+    async def turn(self, turn_id: str | None = None) -> AsyncIterator[Turn]:
         """``async with guard.turn(request_id):`` — one turn: holds the invocation guard (if
         any; re-entrant within the same task tree), and scopes a fresh turn guard and the turn
         id to every tool call made inside, including tasks the framework spawns.
@@ -510,7 +503,7 @@ class AdapterGuard:
                 _HELD.reset(token)
 
     @contextlib.contextmanager
-    def sync_turn(self, turn_id: Optional[str] = None) -> Iterator[Turn]:
+    def sync_turn(self, turn_id: str | None = None) -> Iterator[Turn]:
         """Sync :meth:`turn` for frameworks' blocking entry points (call from a thread that
         runs no event loop; ``wait`` mode blocks that thread)."""
         if self._holds():

@@ -28,14 +28,15 @@ AutoGen is imported only when tools are wrapped.
 from __future__ import annotations
 
 import functools
-from typing import Any, AsyncIterator, Mapping, Optional, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 from ._core import AdapterGuard
 
 __all__ = ["AutoGenGuard"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _guarded_tool_class() -> type:
     from autogen_core.tools import BaseTool
 
@@ -76,9 +77,7 @@ def _guarded_tool_class() -> type:
             )
             return outcome.value
 
-        async def run_json(
-            self, args: Mapping[str, Any], cancellation_token: Any, call_id: Optional[str] = None
-        ) -> Any:
+        async def run_json(self, args: Mapping[str, Any], cancellation_token: Any, call_id: str | None = None) -> Any:
             outcome = await self._dg_owner.gate.arun(
                 self.name,
                 dict(args),

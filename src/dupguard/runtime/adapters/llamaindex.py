@@ -31,24 +31,25 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ._core import AdapterGuard, Outcome
 
-__all__ = ["LlamaIndexGuard", "guard_tools", "current_tool_call_id"]
+__all__ = ["LlamaIndexGuard", "current_tool_call_id", "guard_tools"]
 
-_TOOL_CALL_ID: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+_TOOL_CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "dupguard_llamaindex_tool_call_id", default=None
 )
 
 
-def current_tool_call_id() -> Optional[str]:
+def current_tool_call_id() -> str | None:
     """The model's id of the tool call being executed, inside an agent built from
     :meth:`LlamaIndexGuard.agent_class` (``None`` elsewhere)."""
     return _TOOL_CALL_ID.get()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _agent_class(base: type) -> type:
     from llama_index.core.agent.workflow.workflow_events import ToolCall, ToolCallResult
     from llama_index.core.workflow import Context, step
@@ -74,7 +75,7 @@ def _output_text(output: Any) -> str:
     return content if isinstance(content, str) else str(output)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _classes() -> tuple[type, type]:
     """Build the wrapper classes on first use (LlamaIndex imported here, never at import)."""
     from llama_index.core.tools import FunctionTool, ToolOutput
@@ -136,7 +137,7 @@ def _classes() -> tuple[type, type]:
         wrapped tool's state (metadata, context parameter, partial params) so agents treat it
         exactly like the original, and delegates execution to the original."""
 
-        def __init__(self, inner: Any, owner: AdapterGuard) -> None:  # noqa: D401
+        def __init__(self, inner: Any, owner: AdapterGuard) -> None:
             self.__dict__.update(inner.__dict__)
             self._dg_inner = inner
             self._dg_owner = owner
@@ -192,7 +193,7 @@ class LlamaIndexGuard(AdapterGuard):
             raise TypeError(f"{base.__name__} has no call_tool step (not a LlamaIndex workflow agent)")
         return _agent_class(base)
 
-    async def run(self, agent: Any, *args: Any, turn_id: Optional[str] = None, **kwargs: Any) -> Any:
+    async def run(self, agent: Any, *args: Any, turn_id: str | None = None, **kwargs: Any) -> Any:
         """``await agent.run(*args, **kwargs)`` as one guarded turn (see the module docstring).
         Returns the workflow's result (``AgentOutput`` for the built-in agents)."""
         async with self.turn(turn_id):

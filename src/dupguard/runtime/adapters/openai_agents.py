@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any, AsyncIterator, Optional, Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from ._core import AdapterGuard
 
@@ -64,9 +65,7 @@ class OpenAIAgentsGuard(AdapterGuard):
         @functools.wraps(original)
         async def on_invoke_tool(ctx: Any, args: str) -> Any:
             call_id = getattr(ctx, "tool_call_id", None)
-            outcome = await gate.arun(
-                name, args or "{}", call_id, lambda: original(ctx, args), to_text=_output_text
-            )
+            outcome = await gate.arun(name, args or "{}", call_id, lambda: original(ctx, args), to_text=_output_text)
             return outcome.value
 
         wrapped = copy.copy(tool)
@@ -75,23 +74,21 @@ class OpenAIAgentsGuard(AdapterGuard):
         wrapped._dupguard_inner = tool
         return wrapped
 
-    async def run(self, agent: Any, input: Any, *, turn_id: Optional[str] = None, **kwargs: Any) -> Any:
+    async def run(self, agent: Any, input: Any, *, turn_id: str | None = None, **kwargs: Any) -> Any:
         """``await Runner.run(agent, input, **kwargs)`` as one guarded turn."""
         from agents import Runner
 
         async with self.turn(turn_id):
             return await Runner.run(agent, input, **kwargs)
 
-    def run_sync(self, agent: Any, input: Any, *, turn_id: Optional[str] = None, **kwargs: Any) -> Any:
+    def run_sync(self, agent: Any, input: Any, *, turn_id: str | None = None, **kwargs: Any) -> Any:
         """``Runner.run_sync`` as one guarded turn (call it where no event loop runs)."""
         from agents import Runner
 
         with self.sync_turn(turn_id):
             return Runner.run_sync(agent, input, **kwargs)
 
-    async def stream(
-        self, agent: Any, input: Any, *, turn_id: Optional[str] = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
+    async def stream(self, agent: Any, input: Any, *, turn_id: str | None = None, **kwargs: Any) -> AsyncIterator[Any]:
         """``Runner.run_streamed`` as one guarded turn: yields the stream's events; the guard is
         held until the stream is exhausted (the run goes on in the background until then)."""
         from agents import Runner

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from ._core import AdapterGuard, Outcome, Pending
 
@@ -132,9 +133,7 @@ class StrandsGuard(AdapterGuard):
         if pending is None or event.retry:  # not ours, or it will run again
             return
         if event.exception is not None or event.result.get("status") == "error":
-            await pending.afail(
-                event.exception or RuntimeError(_result_text(event.result)), shown=event.result
-            )
+            await pending.afail(event.exception or RuntimeError(_result_text(event.result)), shown=event.result)
         else:
             await pending.acommit(event.result)
 

@@ -48,7 +48,7 @@ from typing import Any, Literal
 from .._waiters import Waiters, channel_waiters
 from ..errors import LeaseLost
 
-__all__ = ["Backend", "Claim", "Record", "default_backend", "encode_result", "decode_result"]
+__all__ = ["Backend", "Claim", "Record", "decode_result", "default_backend", "encode_result"]
 
 US = 1_000_000  # microseconds per second; every backend keeps times in integer µs
 
@@ -101,7 +101,7 @@ def decode_result(text: str | bytes | None) -> Any:
     return json.loads(text)
 
 
-def _seconds(us: int | float) -> float:
+def _seconds(us: float) -> float:
     return max(0.0, us / US)
 
 
@@ -184,9 +184,7 @@ class Backend:
         """
         w = self.__dict__.get("_waiters")
         if w is None:
-            w = self.__dict__["_waiters"] = channel_waiters(
-                self.channel or f"{type(self).__name__}:{id(self)}"
-            )
+            w = self.__dict__["_waiters"] = channel_waiters(self.channel or f"{type(self).__name__}:{id(self)}")
         return w
 
     def __enter__(self):

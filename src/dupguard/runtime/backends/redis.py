@@ -130,8 +130,7 @@ def _s(value: Any) -> str:
 class RedisBackend(Backend):
     """A store in Redis: atomic Lua scripts, the server's clock, fencing; many hosts."""
 
-    def __init__(self, client_or_url: Any, *, prefix: str = "dupguard:",
-                 socket_timeout: float = 5.0) -> None:
+    def __init__(self, client_or_url: Any, *, prefix: str = "dupguard:", socket_timeout: float = 5.0) -> None:
         try:
             import redis
             import redis.asyncio
@@ -148,8 +147,12 @@ class RedisBackend(Backend):
             from redis.retry import Retry
 
             self._sync = redis.Redis.from_url(
-                client_or_url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout,
-                retry=Retry(NoBackoff(), 0), retry_on_error=[])
+                client_or_url,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=socket_timeout,
+                retry=Retry(NoBackoff(), 0),
+                retry_on_error=[],
+            )
             self.channel = f"redis:{client_or_url}:{prefix}"
         elif isinstance(client_or_url, redis.asyncio.Redis):
             self._async = client_or_url
@@ -172,8 +175,10 @@ class RedisBackend(Backend):
     # ------------------------------------------------------------------ transport
     def _call(self, name: str, key: str, *args: Any) -> Any:
         if self._sync is None:
-            raise TypeError("this RedisBackend wraps a redis.asyncio client: use the async methods "
-                            "(aclaim, acomplete, …) or give it a URL or a sync client")
+            raise TypeError(
+                "this RedisBackend wraps a redis.asyncio client: use the async methods "
+                "(aclaim, acomplete, …) or give it a URL or a sync client"
+            )
         try:
             try:
                 return self._sync.evalsha(_SHA[name], 1, key, *args)
@@ -200,8 +205,13 @@ class RedisBackend(Backend):
     def _claim(reply: list) -> Claim:
         status, fence, remaining, payload = (_s(x) for x in reply[:4])
         result = decode_result(_s(reply[4])) if status == "done" else None
-        return Claim(status, int(fence), _seconds(int(remaining)),  # type: ignore[arg-type]
-                     payload or None, result)
+        return Claim(
+            status,
+            int(fence),
+            _seconds(int(remaining)),  # type: ignore[arg-type]
+            payload or None,
+            result,
+        )
 
     @staticmethod
     def _checked(key: str, fence: int, reply: list) -> str:
@@ -215,8 +225,13 @@ class RedisBackend(Backend):
         if not reply:
             return None
         state, fence, remaining, payload, result = (_s(x) for x in reply)
-        return Record(state, int(fence), _seconds(int(remaining)), payload or None,  # type: ignore[arg-type]
-                      decode_result(result) if state == "done" else None)
+        return Record(
+            state,
+            int(fence),
+            _seconds(int(remaining)),
+            payload or None,  # type: ignore[arg-type]
+            decode_result(result) if state == "done" else None,
+        )
 
     @staticmethod
     def _incr_args(amount: int, ttl: float | None) -> tuple:
@@ -224,8 +239,7 @@ class RedisBackend(Backend):
 
     # ------------------------------------------------------------------ contract
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        return self._claim(self._call("claim", self._key(key), int(lease * US), payload or "",
-                                      secrets.token_hex(8)))
+        return self._claim(self._call("claim", self._key(key), int(lease * US), payload or "", secrets.token_hex(8)))
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         text = encode_result(result)
@@ -252,8 +266,9 @@ class RedisBackend(Backend):
     async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
         if self._async is None:
             return await super().aclaim(key, lease=lease, payload=payload)
-        return self._claim(await self._acall("claim", self._key(key), int(lease * US), payload or "",
-                                             secrets.token_hex(8)))
+        return self._claim(
+            await self._acall("claim", self._key(key), int(lease * US), payload or "", secrets.token_hex(8))
+        )
 
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         if self._async is None:

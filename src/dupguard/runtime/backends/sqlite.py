@@ -118,10 +118,7 @@ ON CONFLICT(key) DO UPDATE SET
 RETURNING value
 """
 
-_SWEEP = (
-    "DELETE FROM dupguard_records WHERE expires_at <= :now;"
-    "DELETE FROM dupguard_counters WHERE expires_at <= :now"
-)
+_SWEEP = "DELETE FROM dupguard_records WHERE expires_at <= :now;DELETE FROM dupguard_counters WHERE expires_at <= :now"
 
 
 def _now() -> int:
@@ -136,15 +133,13 @@ class SQLiteBackend(Backend):
     two deletions of expired rows.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0,
-                 sweep_every: int = 2000) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0, sweep_every: int = 2000) -> None:
         if _TOO_OLD:
             raise StoreError(_TOO_OLD)
         self.path = os.fspath(path)
         memory = self.path == ":memory:" or self.path.startswith("file::memory:")
         if memory:
-            raise ValueError("SQLiteBackend needs a file its users share; "
-                             "use MemoryBackend within one process")
+            raise ValueError("SQLiteBackend needs a file its users share; use MemoryBackend within one process")
         self.busy_timeout = busy_timeout
         self.sweep_every = sweep_every
         self.channel = f"sqlite:{os.path.realpath(self.path)}"
@@ -165,8 +160,7 @@ class SQLiteBackend(Backend):
         if self._closed:
             raise StoreError("SQLiteBackend is closed")
         try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             self._wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -227,9 +221,9 @@ class SQLiteBackend(Backend):
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
         now = _now()
         token = secrets.token_hex(8)
-        (state, fence, end, stored_payload, result, owner), = self._run(
-            _CLAIM, {"key": key, "now": now, "end": now + int(lease * US), "payload": payload,
-                     "token": token})
+        ((state, fence, end, stored_payload, result, owner),) = self._run(
+            _CLAIM, {"key": key, "now": now, "end": now + int(lease * US), "payload": payload, "token": token}
+        )
         self._maybe_sweep(now)
         if state == "pending" and owner == token:
             return Claim("acquired", fence, _seconds(end - now), stored_payload)
@@ -240,9 +234,9 @@ class SQLiteBackend(Backend):
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         text = encode_result(result)
         now = _now()
-        (state, got, _end), = self._run(
-            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + int(ttl * US),
-                        "result": text})
+        ((state, got, _end),) = self._run(
+            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + int(ttl * US), "result": text}
+        )
         if state != "done" or got != fence:
             raise lease_lost(key, fence, f"{state} under fence {got}")
         self.waiters.notify(key)
@@ -252,7 +246,7 @@ class SQLiteBackend(Backend):
         rows = self._run(_RELEASE, {"key": key, "fence": fence, "token": token})
         if not rows:
             return False
-        (state, got, end, owner), = rows
+        ((state, got, end, owner),) = rows
         if owner == token:
             self.waiters.notify(key)
             return True
@@ -262,8 +256,9 @@ class SQLiteBackend(Backend):
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
         now = _now()
-        (state, got, _end), = self._run(
-            _RENEW, {"key": key, "now": now, "fence": fence, "end": now + int(lease * US)})
+        ((state, got, _end),) = self._run(
+            _RENEW, {"key": key, "now": now, "fence": fence, "end": now + int(lease * US)}
+        )
         if state != "pending" or got != fence:
             raise lease_lost(key, fence, f"{state} under fence {got}")
         return lease
@@ -278,8 +273,9 @@ class SQLiteBackend(Backend):
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         now = _now()
-        (value,), = self._run(_INCR, {"key": key, "amount": amount, "now": now,
-                                      "end": None if ttl is None else now + int(ttl * US)})
+        ((value,),) = self._run(
+            _INCR, {"key": key, "amount": amount, "now": now, "end": None if ttl is None else now + int(ttl * US)}
+        )
         return value
 
     def _maybe_sweep(self, now: int) -> None:
