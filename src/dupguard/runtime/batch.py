@@ -229,7 +229,7 @@ class ToolBatch:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every call delivered or ``timeout``; True when all are in."""
-        done, pending = concurrent.futures.wait(list(self._futures.values()), timeout)
+        _done, pending = concurrent.futures.wait(list(self._futures.values()), timeout)
         return not pending
 
     async def await_all(self, timeout: float | None = None) -> bool:
@@ -237,7 +237,7 @@ class ToolBatch:
         futures = [asyncio.wrap_future(f) for f in self._futures.values()]
         if not futures:
             return True
-        done, pending = await asyncio.wait(futures, timeout=timeout)
+        _done, pending = await asyncio.wait(futures, timeout=timeout)
         return not pending
 
     def abandon(self) -> None:
@@ -274,11 +274,10 @@ class ToolBatch:
             )
         out = []
         for call in self.calls:
-            result = results.get(call.id)
-            if result is None:
-                error = TimeoutError(f"tool {call.name!r} did not finish in time")
-                result = ToolResult(call.id, None, error)
-            out.append(result)
+            found = results.get(call.id)
+            if found is None:
+                found = ToolResult(call.id, None, TimeoutError(f"tool {call.name!r} did not finish in time"))
+            out.append(found)
         return out
 
 

@@ -38,7 +38,10 @@ __all__ = [
     "Turn",
     "current_turn",
     "REPLAY_MODES",
-    *_LAZY,
+    "LlamaIndexGuard",
+    "StrandsGuard",
+    "OpenAIAgentsGuard",
+    "AutoGenGuard",
 ]
 
 

@@ -35,9 +35,8 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
-from ..errors import ConcurrentInvocationError
 from ..guard import InvocationGuard
 from ..turn_guard import TurnToolGuard, canonical_args
 
@@ -399,7 +398,7 @@ def _derived_call_id(name: str, args: Any) -> str | None:
     return f"{turn.turn_id}:{name}:{key[1]}#{n}"
 
 
-TurnGuardSpec = Union[TurnToolGuard, Callable[[], TurnToolGuard], None]
+TurnGuardSpec = TurnToolGuard | Callable[[], TurnToolGuard] | None
 
 
 class AdapterGuard:
@@ -532,10 +531,3 @@ async def _async_cm(cm: Any) -> AsyncIterator[Any]:
     else:
         with cm as value:
             yield value
-
-
-def reraise_as_concurrent(exc: BaseException, framework_exc_names: tuple[str, ...]) -> None:
-    """Translate a framework's own "already running" error into ConcurrentInvocationError so
-    callers handle one type whichever framework is underneath."""
-    if type(exc).__name__ in framework_exc_names:
-        raise ConcurrentInvocationError(str(exc)) from exc

@@ -40,7 +40,7 @@ __all__ = ["AutoGenGuard"]
 def _guarded_tool_class() -> type:
     from autogen_core.tools import BaseTool
 
-    class GuardedTool(BaseTool):  # type: ignore[misc]
+    class GuardedTool(BaseTool):
         """A ``BaseTool`` that runs its inner tool through an :class:`AutoGenGuard`'s gate.
         Name, description, schema and result rendering are the inner tool's."""
 
@@ -108,7 +108,7 @@ class AutoGenGuard(AdapterGuard):
         cls = _guarded_tool_class()
         out = []
         for tool in tools:
-            if isinstance(tool, cls) and tool._dg_owner is self:
+            if isinstance(tool, cls) and getattr(tool, "_dg_owner", None) is self:
                 out.append(tool)
                 continue
             if not isinstance(tool, BaseTool):

@@ -50,13 +50,13 @@ def current_tool_call_id() -> str | None:
 
 
 @functools.cache
-def _agent_class(base: type) -> type:
+def _agent_class(base: Any) -> type:
     from llama_index.core.agent.workflow.workflow_events import ToolCall, ToolCallResult
     from llama_index.core.workflow import Context, step
 
     base_call_tool = base.call_tool
 
-    class GuardedAgent(base):  # type: ignore[misc, valid-type]
+    class GuardedAgent(base):
         @step
         async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
             token = _TOOL_CALL_ID.set(ev.tool_id or None)
@@ -100,6 +100,7 @@ def _classes() -> tuple[type, type]:
 
         _dg_inner: Any
         _dg_owner: AdapterGuard
+        metadata: Any  # FunctionTool's attribute, or GuardedTool's property
 
         def _dg_args(self, kwargs: dict) -> dict:
             ctx_name = getattr(self._dg_inner, "ctx_param_name", None)
@@ -132,7 +133,7 @@ def _classes() -> tuple[type, type]:
             """The wrapped tool."""
             return self._dg_inner
 
-    class GuardedFunctionTool(_Gated, FunctionTool):  # type: ignore[misc]
+    class GuardedFunctionTool(_Gated, FunctionTool):
         """A ``FunctionTool`` whose calls go through a :class:`LlamaIndexGuard`. It copies the
         wrapped tool's state (metadata, context parameter, partial params) so agents treat it
         exactly like the original, and delegates execution to the original."""
@@ -145,7 +146,7 @@ def _classes() -> tuple[type, type]:
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             return self.call(*args, **kwargs)
 
-    class GuardedTool(_Gated, AsyncBaseTool):  # type: ignore[misc]
+    class GuardedTool(_Gated, AsyncBaseTool):
         """Any other LlamaIndex tool behind a :class:`LlamaIndexGuard`."""
 
         def __init__(self, inner: Any, owner: AdapterGuard) -> None:
@@ -172,7 +173,7 @@ class LlamaIndexGuard(AdapterGuard):
         guarded_fn_cls, guarded_cls = _classes()
         out = []
         for tool in tools:
-            if isinstance(tool, (guarded_fn_cls, guarded_cls)) and tool._dg_owner is self:
+            if isinstance(tool, (guarded_fn_cls, guarded_cls)) and getattr(tool, "_dg_owner", None) is self:
                 out.append(tool)
                 continue
             if not hasattr(tool, "metadata") and callable(tool):
