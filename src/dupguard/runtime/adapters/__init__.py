@@ -31,17 +31,17 @@ _LAZY = {
 }
 
 __all__ = [
+    "REPLAY_MODES",
     "AdapterGuard",
+    "AutoGenGuard",
+    "LlamaIndexGuard",
+    "OpenAIAgentsGuard",
     "Outcome",
     "Pending",
+    "StrandsGuard",
     "ToolCallGate",
     "Turn",
     "current_turn",
-    "REPLAY_MODES",
-    "LlamaIndexGuard",
-    "StrandsGuard",
-    "OpenAIAgentsGuard",
-    "AutoGenGuard",
 ]
 
 
