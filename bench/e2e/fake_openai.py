@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-ORDER = re.compile(r"refund order (\w+(?:\s*(?:,|and)\s*\w+)*)", re.IGNORECASE)
+ORDER = re.compile(r"refund order ([\w-]+(?:\s*(?:,|\band\b)\s*[\w-]+)*)", re.IGNORECASE)
 SECRET = re.compile(r"secret=(\w+)")
 
 
@@ -69,7 +69,7 @@ def plan(messages: list[dict], tool_names: set[str]) -> dict:
         return {"content": f"Done: {'; '.join(reversed(results))}. {known}"}
     match = ORDER.search(_text(last)) if last.get("role") == "user" else None
     if match and "refund_order" in tool_names:
-        orders = re.split(r"\s*(?:,|and)\s*", match.group(1))
+        orders = re.split(r"\s*(?:,|\band\b)\s*", match.group(1))
         return {
             "tool_calls": [
                 {

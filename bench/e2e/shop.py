@@ -33,8 +33,11 @@ def _connect() -> sqlite3.Connection:
     return connection
 
 
-def refund_order(order_id: str) -> str:
-    """Refund an order (the side effect that must run exactly once per user request)."""
+async def refund_order(order_id: str) -> str:
+    """Refund an order (the side effect that must run exactly once per user request).
+
+    Async, so it runs in the request's task and sees its ``current_request`` (a sync tool may be
+    run in an executor thread, which does not carry context variables)."""
     request_id, user_id = current_request.get()
     with _connect() as connection:
         connection.execute(
@@ -43,6 +46,6 @@ def refund_order(order_id: str) -> str:
     return f"refunded {order_id}"
 
 
-def lookup_order(order_id: str) -> str:
+async def lookup_order(order_id: str) -> str:
     """Look an order up (read-only)."""
     return f"order {order_id}: 1 item, paid"

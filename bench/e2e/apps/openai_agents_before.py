@@ -23,15 +23,15 @@ model = OpenAIChatCompletionsModel(model="fake-model", openai_client=client)
 
 
 @function_tool
-def refund_order(order_id: str) -> str:
+async def refund_order(order_id: str) -> str:
     """Refund an order."""
-    return shop.refund_order(order_id)
+    return await shop.refund_order(order_id)
 
 
 @function_tool
-def lookup_order(order_id: str) -> str:
+async def lookup_order(order_id: str) -> str:
     """Look an order up."""
-    return shop.lookup_order(order_id)
+    return await shop.lookup_order(order_id)
 
 
 agent = Agent(
