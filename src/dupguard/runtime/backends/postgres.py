@@ -414,11 +414,11 @@ class PostgresBackend(Backend):
                 cur = conn.execute(sql, params)
         return cur.fetchall() if cur.description is not None else []
 
-    def _run(self, what: str, op: Op) -> Any:
+    def _run(self, what: str, op: Op, *, ensure: bool = True) -> Any:
         conn = None
         try:
             conn = self._take()
-            if not self._ready:
+            if ensure and not self._ready:
                 self._drive(conn, self._ensure())
             return self._drive(conn, op)
         except self._psycopg.Error as exc:
@@ -481,6 +481,10 @@ class PostgresBackend(Backend):
                     "`python -m dupguard.runtime init-postgres DSN` (or let PostgresBackend(create=True) do it)"
                 )
             yield self._q.create, None
+        self._ready = True
+
+    def _create_op(self) -> Op:
+        yield self._q.create, None
         self._ready = True
 
     def _claim_op(self, key: str, lease: float, payload: str | None) -> Op:
@@ -583,6 +587,11 @@ class PostgresBackend(Backend):
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         _text("key", key)
         return self._run(f"incr of {key!r}", self._incr_op(key, amount, ttl))
+
+    def create_tables(self) -> None:
+        """Create the tables now (``IF NOT EXISTS``), whatever ``create`` says; what
+        ``python -m dupguard.runtime init-postgres`` runs."""
+        self._run("create tables", self._create_op(), ensure=False)
 
     def cleanup(self, *, batch: int = 10_000) -> int:
         """Delete every expired record and counter, ``batch`` rows per statement; returns
