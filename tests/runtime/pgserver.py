@@ -130,7 +130,9 @@ class PostgresServer:
             return False
 
     def running(self) -> bool:
-        out = subprocess.run(self._cmd("pg_ctl", "-D", str(self.data), "status"), capture_output=True, cwd=self.directory)
+        out = subprocess.run(
+            self._cmd("pg_ctl", "-D", str(self.data), "status"), capture_output=True, cwd=self.directory
+        )
         return out.returncode == 0
 
     def kill(self) -> None:

@@ -30,7 +30,9 @@ def applicable(kind: str, check: str) -> bool:
     return not (kind in ("memory", "sqlite") and check in SERVER_CHECKS)
 
 
-CASES = [pytest.param(kind, check, id=f"{kind}-{check}") for kind in KINDS for check in CHECKS if applicable(kind, check)]
+CASES = [
+    pytest.param(kind, check, id=f"{kind}-{check}") for kind in KINDS for check in CHECKS if applicable(kind, check)
+]
 
 
 def factory_for(kind: str, request: pytest.FixtureRequest, tmp_path, *, server=None):

@@ -228,7 +228,11 @@ def test_lost_connections_raise_store_error_and_are_replaced(postgres_dsn, free_
     roundtrip(store, "b")  # the dead idle connection was noticed before use and replaced
 
     down = PostgresBackend(free_port_dsn, table=table(), connect_timeout=1)
-    for call in (lambda: down.claim("k", lease=1), lambda: down.get("k"), lambda: asyncio.run(down.aclaim("k", lease=1))):
+    for call in (
+        lambda: down.claim("k", lease=1),
+        lambda: down.get("k"),
+        lambda: asyncio.run(down.aclaim("k", lease=1)),
+    ):
         with pytest.raises(StoreError) as info:
             call()
         assert info.value.retryable and not isinstance(info.value, psycopg.Error)

@@ -63,7 +63,7 @@ def _factory(spec: str) -> Any:
     for part in name.split("."):
         target = getattr(target, part)
     if not callable(target):
-        raise ValueError(f"{spec} is not callable")
+        raise TypeError(f"{spec} is not callable")
     return target
 
 
@@ -102,14 +102,14 @@ def main(argv: list[str] | None = None) -> int:
                     outcome = "passed"
                 except NotApplicable as exc:
                     outcome = f"not applicable: {exc}"
-                except Exception as exc:  # a check's failure, or the backend's own error
+                except Exception as exc:  # noqa: BLE001 - a check's failure, or the backend's own error
                     outcome, failed = f"FAILED: {type(exc).__name__}: {' '.join(str(exc).split())}", True
                 print(f"{name}: {outcome}", flush=True)
             return 1 if failed else 0
     except (StoreError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except (ValueError, AttributeError) as exc:
+    except (ValueError, TypeError, AttributeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

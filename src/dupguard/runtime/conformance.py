@@ -58,7 +58,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend
+from .backends import Backend, Record
 from .errors import IdempotencyInProgress, IdempotencyPayloadMismatch, LeaseLost, StoreError
 from .idempotency import Idempotency
 
@@ -152,6 +152,14 @@ def _until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
         time.sleep(0.01)
 
 
+def _live(store: Backend, key: str) -> Record:
+    """The live record for ``key``; AssertionError when the key is free."""
+    record = store.get(key)
+    if record is None:
+        raise AssertionError(f"{key!r} should hold a live record, but it is free")
+    return record
+
+
 def _raises(exc_type: type[BaseException], fn: Callable[[], Any], what: str) -> BaseException:
     try:
         fn()
@@ -183,7 +191,7 @@ class Conformance:
                 self.run_check(name)
             except NotApplicable as exc:
                 report[name] = f"not applicable: {exc}"
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every failure is reported, by name
                 report[name] = f"FAILED: {type(exc).__name__}: {exc}"
                 failed.append(f"{name}: {type(exc).__name__}: {exc}")
             else:
@@ -204,7 +212,7 @@ class Conformance:
             for client in clients:
                 try:
                     client.close()
-                except Exception:  # noqa: S110 - closing after a failed check must not hide it
+                except Exception:  # noqa: BLE001, S110 - closing after a failed check must not hide it
                     pass
 
     def client(self) -> Backend:
@@ -224,7 +232,7 @@ class Conformance:
         first = s.claim(k, lease=30, payload="p1")
         assert first.acquired and first.fence > 0, f"a free key must be acquired, got {first}"
         assert first.payload == "p1", f"the claim must carry its payload, got {first.payload!r}"
-        assert s.get(k) is not None and s.get(k).state == "pending", "a claimed key must read as pending"
+        assert _live(s, k).state == "pending", "a claimed key must read as pending"
         busy = s.claim(k, lease=30, payload="p2")
         assert busy.status == "busy" and busy.fence == first.fence, f"a held key must be busy, got {busy}"
         assert busy.payload == "p1" and 0 < busy.remaining <= 30, f"busy must report payload and time left: {busy}"
@@ -297,7 +305,7 @@ class Conformance:
         assert self.client().claim(k, lease=30).status == "busy", "a renewed lease must still be held"
         s.complete(k, c.fence, 1, ttl=60)
         s.complete(k, c.fence, 2, ttl=60)  # a retried completion: accepted, the first value stays
-        assert s.get(k).result == 1, "a repeated completion must not overwrite the result"
+        assert _live(s, k).result == 1, "a repeated completion must not overwrite the result"
         _raises(LeaseLost, lambda: s.renew(k, c.fence, lease=30), "renew after completion")
 
     def check_owner_finishes_late_if_nobody_took_over(self) -> None:
@@ -305,7 +313,7 @@ class Conformance:
         c = s.claim(k, lease=self.lease)
         self._expire()
         s.complete(k, c.fence, "ok", ttl=60)
-        assert s.get(k).result == "ok", "an owner whose lease ran out may still complete if nobody took over"
+        assert _live(s, k).result == "ok", "an owner whose lease ran out may still complete if nobody took over"
         r = s.claim(self.key("renew"), lease=self.lease)
         self._expire()
         s.renew(self.key("renew"), r.fence, lease=30)
@@ -319,7 +327,7 @@ class Conformance:
         assert record is not None and record.state == "pending" and record.fence == 12345, f"renew: {record}"
         assert s.claim(self.key("gone"), lease=30).status == "busy", "the re-created lease must be held"
         s.complete(self.key("gone"), 12345, "kept", ttl=60)
-        assert s.get(self.key("gone")).result == "kept"
+        assert _live(s, self.key("gone")).result == "kept"
         s.complete(self.key("other"), 777, "kept too", ttl=60)
         assert s.claim(self.key("other"), lease=30).result == "kept too"
 
@@ -327,7 +335,7 @@ class Conformance:
         s, k = self.client(), self.key()
         c = s.claim(k, lease=30)
         s.complete(k, c.fence, "v", ttl=self.lease)
-        assert s.get(k).state == "done"
+        assert _live(s, k).state == "done"
         self._expire()
         assert s.get(k) is None, "an expired result must read as free"
         again = s.claim(k, lease=30)
@@ -343,17 +351,25 @@ class Conformance:
         record = s.get(k)
         assert record is not None and record.state == "pending", f"a refused result must change nothing: {record}"
         s.complete(k, c.fence, [1], ttl=60)
-        assert s.get(k).result == [1]
+        assert _live(s, k).result == [1]
 
     def check_payload_mismatch(self) -> None:
         s, k = self.client(), self.key()
         idem = Idempotency(s, lease=30)
         runs: list[int] = []
-        assert idem.run(k, lambda: runs.append(1) or "first", payload={"amount": 10}) == "first"
-        assert idem.run(k, lambda: runs.append(2) or "again", payload={"amount": 10}) == "first"
+
+        def call(n: int, value: str) -> Callable[[], str]:
+            def fn() -> str:
+                runs.append(n)
+                return value
+
+            return fn
+
+        assert idem.run(k, call(1, "first"), payload={"amount": 10}) == "first"
+        assert idem.run(k, call(2, "again"), payload={"amount": 10}) == "first"
         _raises(
             IdempotencyPayloadMismatch,
-            lambda: Idempotency(self.client()).run(k, lambda: runs.append(3), payload={"amount": 99}),
+            lambda: Idempotency(self.client()).run(k, call(3, "mismatch"), payload={"amount": 99}),
             "the same key with another payload",
         )
         assert runs == [1], f"only the first call may run: {runs}"
@@ -395,7 +411,8 @@ class Conformance:
             assert (await s.aclaim(a, lease=30)).status == "busy"
             assert await s.arenew(a, c.fence, lease=30) == 30
             await s.acomplete(a, c.fence, [1], ttl=60)
-            assert (await s.aget(a)).result == [1]
+            record = await s.aget(a)
+            assert record is not None and record.result == [1], f"aget after acomplete: {record}"
             try:
                 await s.arelease(a, c.fence + 1)
             except LeaseLost:
@@ -449,7 +466,7 @@ class Conformance:
         def run() -> None:
             try:
                 target()
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
                 errors.append(exc)
 
         threads = [threading.Thread(target=run) for _ in range(n)]
@@ -530,7 +547,7 @@ class Conformance:
         assert len(ran) == 1 and ran[0] in pids, f"{len(ran)} of 16 processes executed: {ran}"
         winner = {"pid": ran[0]}
         assert outcomes == [{"result": winner}] * 16, f"every process must get the one result: {outcomes}"
-        assert self.client().get("idem:" + k).result == winner
+        assert _live(self.client(), "idem:" + k).result == winner
 
     def check_killed_holder(self) -> None:
         lease = max(self.lease, 0.5)
@@ -569,7 +586,7 @@ class Conformance:
         new = s.get("idem:" + k)
         assert new is not None and new.state == "done" and new.fence > old.fence, f"after takeover: {new}"
         _raises(LeaseLost, lambda: s.complete("idem:" + k, old.fence, {"pid": holder}, ttl=60), "the dead owner")
-        assert s.get("idem:" + k).result == "rerun", "the dead owner's write must not land"
+        assert _live(s, "idem:" + k).result == "rerun", "the dead owner's write must not land"
         assert Idempotency(s).run(k, lambda: "third") == "rerun", "the completed key must replay"
         assert ran == [holder], f"the killed holder ran once and nobody else in it: {ran}"
 
@@ -598,7 +615,7 @@ class Conformance:
                 except StoreError as exc:
                     outcomes.append((key, exc))
                     return
-                except Exception as exc:  # a driver error that escaped: a failure
+                except Exception as exc:  # noqa: BLE001 - a driver error that escaped: checked below
                     outcomes.append((key, exc))
                     return
                 i += 1

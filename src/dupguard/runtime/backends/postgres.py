@@ -255,7 +255,7 @@ class PostgresBackend(Backend):
         create: bool = True,
         connect_timeout: float = 5.0,
         statement_timeout: float | None = 10.0,
-        max_idle: int = 8,
+        max_idle: int = 32,
         sweep_every: int = 10_000,
     ) -> None:
         try:
@@ -284,6 +284,7 @@ class PostgresBackend(Backend):
         self._idle_lock = threading.Lock()
         self._conn_lock = threading.Lock()
         self._pid = os.getpid()
+        psycopg_pool: Any
         try:
             import psycopg_pool
         except ImportError:
@@ -412,7 +413,8 @@ class PostgresBackend(Backend):
                 )
             with conn.transaction():
                 cur = conn.execute(sql, params)
-        return cur.fetchall() if cur.description is not None else []
+        # every statement but the DDL returns rows (cur.description would build column objects)
+        return [] if sql is self._q.create else cur.fetchall()
 
     def _run(self, what: str, op: Op, *, ensure: bool = True) -> Any:
         conn = None
@@ -464,7 +466,7 @@ class PostgresBackend(Backend):
                         raise StoreError("PostgresBackend was given a connection inside a transaction")
                     async with conn.transaction():
                         cur = await conn.execute(sql, params)
-                rows = await cur.fetchall() if cur.description is not None else []
+                rows = [] if sql is self._q.create else await cur.fetchall()
                 sql, params = op.send(rows)
         except StopIteration as done:
             return done.value
