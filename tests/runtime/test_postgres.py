@@ -115,6 +115,16 @@ def test_native_async_connection_and_pool(postgres_dsn):
         assert await store.aincr("n", 3) == 3
         await conn.close()
 
+        # a shared connection that is not autocommit: concurrent calls take turns
+        tx = await psycopg.AsyncConnection.connect(postgres_dsn)
+        tstore = PostgresBackend(tx, table=name)
+        claims = await asyncio.gather(*(tstore.aclaim(f"tx{i}", lease=5) for i in range(8)))
+        assert all(c.acquired for c in claims)
+        await asyncio.gather(*(tstore.acomplete(f"tx{i}", c.fence, i, ttl=60) for i, c in enumerate(claims)))
+        assert [(await tstore.aget(f"tx{i}")).result for i in range(8)] == list(range(8))
+        assert tx.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        await tx.close()
+
         async with AsyncConnectionPool(postgres_dsn, min_size=1, max_size=4, open=False) as pool:
             pstore = PostgresBackend(pool, table=name)
             assert (await pstore.aclaim("k", lease=1)).result == [1]

@@ -283,6 +283,7 @@ class PostgresBackend(Backend):
         self._idle: list = []
         self._idle_lock = threading.Lock()
         self._conn_lock = threading.Lock()
+        self._alock: asyncio.Lock | None = None  # created on the async connection's loop
         self._pid = os.getpid()
         psycopg_pool: Any
         try:
@@ -441,18 +442,30 @@ class PostgresBackend(Backend):
         psycopg = self._psycopg
         if self._closed:
             raise StoreError("PostgresBackend is closed")
-        pool = not isinstance(self._async, psycopg.AsyncConnection)
-        conn = None
-        try:
-            conn = await self._async.getconn() if pool else self._async
-            if not self._ready:
-                await self._adrive(conn, self._ensure())
-            return await self._adrive(conn, op)
-        except psycopg.Error as exc:
-            raise self._fail(what, exc) from exc
-        finally:
-            if pool and conn is not None:
-                await self._async.putconn(conn)
+        if not isinstance(self._async, psycopg.AsyncConnection):  # a pool: borrow, give back
+            conn = None
+            try:
+                conn = await self._async.getconn()
+                return await self._aops(conn, op)
+            except psycopg.Error as exc:
+                raise self._fail(what, exc) from exc
+            finally:
+                if conn is not None:
+                    await self._async.putconn(conn)
+        # one shared connection: one call at a time (a call may be two statements, and a
+        # connection that is not autocommit wraps each in a transaction of its own)
+        if self._alock is None:
+            self._alock = asyncio.Lock()
+        async with self._alock:
+            try:
+                return await self._aops(self._async, op)
+            except psycopg.Error as exc:
+                raise self._fail(what, exc) from exc
+
+    async def _aops(self, conn: Any, op: Op) -> Any:
+        if not self._ready:
+            await self._adrive(conn, self._ensure())
+        return await self._adrive(conn, op)
 
     async def _adrive(self, conn: Any, op: Op) -> Any:
         psycopg = self._psycopg
