@@ -269,8 +269,11 @@ class Conformance:
 
     def check_expiry_takeover_and_fencing(self) -> None:
         a, b, k = self.client(), self.client(), self.key()
+        t0 = time.monotonic()
         old = a.claim(k, lease=self.lease)
-        assert b.claim(k, lease=30).status == "busy", "a live lease must keep others out"
+        seen = b.claim(k, lease=30)
+        if time.monotonic() - t0 < self.lease:  # (a machine that stalled longer cannot judge)
+            assert seen.status == "busy", f"a live lease must keep others out: {seen}"
         self._expire()
         new = b.claim(k, lease=30)
         assert new.acquired and new.fence > old.fence, f"an expired lease must be taken over, higher fence: {new}"
@@ -334,8 +337,11 @@ class Conformance:
     def check_result_expiry(self) -> None:
         s, k = self.client(), self.key()
         c = s.claim(k, lease=30)
+        t0 = time.monotonic()
         s.complete(k, c.fence, "v", ttl=self.lease)
-        assert _live(s, k).state == "done"
+        record = s.get(k)
+        if time.monotonic() - t0 < self.lease:
+            assert record is not None and record.state == "done", f"a completed key reads as done: {record}"
         self._expire()
         assert s.get(k) is None, "an expired result must read as free"
         again = s.claim(k, lease=30)
@@ -382,7 +388,11 @@ class Conformance:
         n, w = self.key("n"), self.key("w")
         assert s.incr(n) == 1 and s.incr(n, 5) == 6, "incr adds"
         assert self.client().incr(n) == 7, "counters are shared"
-        assert s.incr(w, ttl=self.lease) == 1 and s.incr(w, ttl=self.lease) == 2
+        t0 = time.monotonic()
+        first, second = s.incr(w, ttl=self.lease), s.incr(w, ttl=self.lease)
+        assert first == 1, f"a new counter starts at the amount: {first}"
+        if time.monotonic() - t0 < self.lease:
+            assert second == 2, f"within its window a counter adds: {second}"
         self._expire()
         assert s.incr(w, ttl=self.lease) == 1, "a windowed counter starts again after its ttl"
         seen: list[int] = []
@@ -550,7 +560,7 @@ class Conformance:
         assert _live(self.client(), "idem:" + k).result == winner
 
     def check_killed_holder(self) -> None:
-        lease = max(self.lease, 0.5)
+        lease = max(self.lease, 1.0)  # the holder's heartbeat renews every third of it
         with tempfile.TemporaryDirectory() as tmp:
             log, go = Path(tmp) / "executions.log", Path(tmp) / "go"
             go.touch()
