@@ -112,3 +112,58 @@ def test_the_suite_fails_broken_backends(broken, failing):
     message = str(info.value)
     for check in failing:
         assert f"\n{check}:" in message, message
+
+
+FACTORIES = """
+import os
+from dupguard.runtime import MemoryBackend, SQLiteBackend
+
+
+def sqlite():
+    return SQLiteBackend(os.environ["CONFORMANCE_DB"])
+
+
+class Forgetful(MemoryBackend):
+    def complete(self, key, fence, result=None, *, ttl):
+        with self._lock:
+            self._records.pop(key, None)  # a late write lands: fencing is broken
+        super().complete(key, fence, result, ttl=ttl)
+
+
+_one = Forgetful()
+
+
+def forgetful():
+    return _one
+"""
+
+
+def test_the_command_line_runs_the_suite_on_a_users_factory(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "user_stores.py").write_text(FACTORIES)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), CONFORMANCE_DB=str(tmp_path / "s.db"))
+
+    def cli(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "dupguard.runtime", "conformance", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+
+    ok = cli("user_stores:sqlite", "--check", "claim_busy_done", "--check", "processes_one_winner")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.splitlines() == ["claim_busy_done: passed", "processes_one_winner: passed"]
+
+    bad = cli("user_stores:forgetful", "--check", "late_completion_rejected", "--check", "server_restart")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert bad.stdout.startswith("late_completion_rejected: FAILED: AssertionError")
+    assert "server_restart: not applicable" in bad.stdout
+
+    for args in (["nonsense"], ["no_such_module:f"], ["user_stores:sqlite", "--check", "nope"]):
+        usage = cli(*args)
+        assert usage.returncode == 2 and usage.stderr.startswith("error:") and "Traceback" not in usage.stderr
