@@ -28,6 +28,7 @@ _EXPORTS = {
     "MemoryBackend": "backends.memory",
     "SQLiteBackend": "backends.sqlite",
     "RedisBackend": "backends.redis",
+    "PostgresBackend": "backends.postgres",
     # once-per-key execution and leases
     "Idempotency": "idempotency",
     "idempotent": "idempotency",
