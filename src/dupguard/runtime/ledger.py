@@ -17,11 +17,12 @@ argument strings are compared by their parsed value (``'{"a":1}'`` equals ``'{"a
 While a call executes, a heartbeat renews its lease (on the shared heartbeat thread after
 ``begin``, on the caller's loop after ``abegin``) until ``complete`` or ``release``.
 
-A result the store cannot keep (not JSON, too large; see :func:`~dupguard.runtime.backends.encode_result`)
-is not a reason to run the tool again: ``complete`` records the call as done with an
-:class:`~dupguard.runtime.backends.Unstorable` marker (and a ``RuntimeWarning``), and a replay's
-``result`` is that marker, whose text says the call ran. Store keys are
-``ledger:<scope>:<call id>`` with both parts escaped, so no scope and id stand for another pair.
+A result the store cannot keep (not JSON, too large; see
+:func:`~dupguard.runtime.backends.encode_result`) is not a reason to run the tool again:
+``complete`` records the call as done with an :class:`~dupguard.runtime.backends.Unstorable`
+marker (and a ``RuntimeWarning``), and a replay's ``result`` is that marker, whose text says
+the call ran. Store keys are ``ledger:<scope>:<call id>`` with both parts escaped, so no scope
+and id stand for another pair.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 from . import (
     Backend,
@@ -86,7 +86,7 @@ class MemoryBackend(Backend):
             self._tick(now)
             rec = self._records.get(key)
             if rec is not None and rec[_END] > now:
-                status = "done" if rec[_STATE] == "done" else "busy"
+                status: Literal["done", "busy"] = "done" if rec[_STATE] == "done" else "busy"
                 result = decode_result(rec[_RESULT]) if status == "done" else None
                 return Claim(status, rec[_FENCE], _seconds(rec[_END] - now), rec[_PAYLOAD], result)
             fence = max((rec[_FENCE] + 1) if rec is not None else 1, _wall_us())

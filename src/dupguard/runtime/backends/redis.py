@@ -324,13 +324,7 @@ class RedisBackend(Backend):
     def _claim(reply: list) -> Claim:
         status, fence, remaining, payload = (_s(x) for x in reply[:4])
         result = decode_result(_s(reply[4])) if status == "done" else None
-        return Claim(
-            status,
-            int(fence),
-            _seconds(int(remaining)),  # type: ignore[arg-type]
-            payload or None,
-            result,
-        )
+        return Claim(status, int(fence), _seconds(int(remaining)), payload or None, result)  # type: ignore[arg-type]
 
     @staticmethod
     def _checked(key: str, fence: int, reply: list) -> str:
@@ -344,13 +338,8 @@ class RedisBackend(Backend):
         if not reply:
             return None
         state, fence, remaining, payload, result = (_s(x) for x in reply)
-        return Record(
-            state,
-            int(fence),
-            _seconds(int(remaining)),
-            payload or None,  # type: ignore[arg-type]
-            decode_result(result) if state == "done" else None,
-        )
+        value = decode_result(result) if state == "done" else None
+        return Record(state, int(fence), _seconds(int(remaining)), payload or None, value)  # type: ignore[arg-type]
 
     @staticmethod
     def _incr_args(amount: int, ttl: float | None) -> tuple:
