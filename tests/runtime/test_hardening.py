@@ -336,12 +336,23 @@ def test_a_sqlite_file_deleted_or_replaced_under_a_process_fails_closed(tmp_path
     with pytest.raises(StoreError, match=how):
         old.get("warm-up")
 
-    errors = []  # a thread's new connection opens the new file: refused as well
+    errors = []  # a thread's new connection would open the new file: refused as well
     thread = threading.Thread(target=lambda: errors.append(pytest.raises(StoreError, old.claim, "x", lease=1)))
     thread.start()
     thread.join()
     assert errors and how in str(errors[0].value)
     old.close()
+
+    if how == "deleted":  # and with nobody else around, the old process does not create a file
+        for suffix in ("", "-wal", "-shm"):
+            (tmp_path / f"store.sqlite3{suffix}").unlink(missing_ok=True)
+        survivor = SQLiteBackend(tmp_path / "gone.sqlite3")
+        (tmp_path / "gone.sqlite3").unlink()
+        thread = threading.Thread(target=lambda: errors.append(pytest.raises(StoreError, survivor.get, "x")))
+        thread.start()
+        thread.join()
+        assert "deleted" in str(errors[-1].value) and not (tmp_path / "gone.sqlite3").exists()
+        survivor.close()
 
 
 def test_an_untouched_sqlite_file_keeps_working_across_threads(tmp_path):

@@ -183,6 +183,8 @@ class SQLiteBackend(Backend):
             return conn
         if self._closed:
             raise StoreError("SQLiteBackend is closed")
+        if self._file is not None:  # another thread's first statement: never create a new file
+            self._check_file()
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
