@@ -9,7 +9,7 @@ Afterwards, for every key:
 * the completed run's effect is the key's **last** effect: nothing ran it after it completed;
 * every earlier effect of the key belongs to a worker that was SIGKILLed and never recorded
   that key. That is the one window no store can close: a process killed after its side effect
-  and before its completion was recorded (a few hundred µs, the ``fsync`` and one store write)
+  and before its completion was recorded (milliseconds: the ``fsync`` and one store write)
   leaves a key whose effect happened but is not known to have, and the key runs again once
   the dead holder's lease ends. Such re-runs are counted (``rerun_after_kill``) and reported;
   any other second effect (two live holders, a run after completion, a lost completion) fails
@@ -20,7 +20,12 @@ Afterwards, for every key:
 The normal suite runs one round per backend (a few seconds). The long version runs rounds of
 fresh keys for ``DUPGUARD_KILL_SECONDS`` seconds per backend and prints its figures::
 
-    DUPGUARD_KILL_SECONDS=300 python -m pytest tests/runtime/test_kill.py -s -q
+    DUPGUARD_KILL_SECONDS=150 python -m pytest tests/runtime/test_kill.py -s -q
+
+One such run (150 s per backend, 2-core machine shared with other jobs) printed:
+SQLite 55 rounds, 11,000 keys, 1,106 kills, 11,056 effects, 56 re-runs after a kill in the
+window, 0 duplicates; Redis 8 rounds, 1,600 keys, 989 kills, 1,607 effects, 7 re-runs after a
+kill in the window, 0 duplicates.
 """
 
 from __future__ import annotations
