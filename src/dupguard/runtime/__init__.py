@@ -21,6 +21,7 @@ _EXPORTS = {
     "StaleBatchError": "errors",
     "LeaseLost": "errors",
     "StoreError": "errors",
+    "StoreConfigError": "errors",
     "NotOwnerError": "guard",
     "GuardTimeout": "guard",
     "TurnCompleted": "lease",
