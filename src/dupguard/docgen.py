@@ -129,19 +129,22 @@ def rule_page(source: Source) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def index_page(metas: dict[str, RuleMeta]) -> str:
+def index_page(found: dict[str, Source]) -> str:
     lines = [
         "# Rules\n",
         (
             "Generated from the `@rule` declarations in `src/dupguard/rules/` and the `rules/*/` folders "
             "by `python -m dupguard.docgen`; do not edit by hand.\n"
         ),
-        "| code | name | summary | fix | runtime fix |",
-        "|---|---|---|---|---|",
+        "| code | name | summary | fix | runtime fix | defined in |",
+        "|---|---|---|---|---|---|",
     ]
-    for meta in metas.values():
+    for source in found.values():
+        meta = source.meta
+        module = _module_path(source.module).removeprefix("src/dupguard/")
         lines.append(
-            f"| [{meta.code}]({meta.code}.md) | {meta.name} | {meta.summary} | {meta.fix} | {meta.runtime_fix} |"
+            f"| [{meta.code}]({meta.code}.md) | {meta.name} | {meta.summary} | {meta.fix} | {meta.runtime_fix} "
+            f"| `{module}` |"
         )
     return "\n".join(lines) + "\n"
 
@@ -180,7 +183,7 @@ def render() -> dict[str, str]:
     found = sources()
     metas = {code: source.meta for code, source in found.items()}
     pages = {f"docs/rules/{code}.md": rule_page(source) for code, source in found.items()}
-    pages["docs/rules/index.md"] = index_page(metas)
+    pages["docs/rules/index.md"] = index_page(found)
     pages[INDEX_MODULE.relative_to(SOURCE_ROOT).as_posix()] = index_module(metas)
     return pages
 

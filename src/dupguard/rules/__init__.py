@@ -28,6 +28,13 @@ folders, this registry and the docs in agreement.
 Importing this registry imports the semantic layer and libcst, so what only needs a rule's
 code, name or docs (start-up, ``dupguard rules``, the reports) reads ``dupguard.rulemeta``
 instead, generated from the registry by ``python -m dupguard.docgen``.
+
+Adding a rule: its folder ``rules/<CODE>-<name>/`` (``rule.toml``, ``doc.md``, ``bad.py``,
+``good.py``, and ``fixed.py`` when it has a fix) and one module in its family package holding
+the ``@rule`` function and the detection no other rule needs (``load()`` finds it); for an
+automatic fix, also the codemod module its ``fix=`` names, with ``fix(...)`` and the command
+class ``Fix<Name>``. Then ``python -m dupguard.docgen`` regenerates ``docs/rules/`` and
+``dupguard/_ruleindex.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Fan-out family (DUP2xx): one stateful agent run by many tasks or threads at once, and
 parallel tool results applied in completion order.
 
-- ``shared_agent.py``: DUP201 gather-shared-agent, DUP202 threads-shared-agent (detection in
-  ``dupguard.semantic.fanout``, which DUP203 uses too);
-- ``unordered_tool_results.py``: DUP203 unordered-tool-results, with its detection.
+One module per rule, named after it (DUP201 and DUP202 share ``shared_agent.py``); each
+module's docstring names its rules, and ``docs/rules/index.md`` maps every code to its module.
 """

@@ -1,7 +1,6 @@
 """Handlers family (DUP4xx): callbacks, hooks and reply functions registered too often, and
 tool calls executed from two callbacks of one stream.
 
-- ``registrations.py``: DUP401 handler-registered-per-call, DUP402 handler-registered-twice
-  (detection in ``dupguard.semantic.registrations``);
-- ``tool_calls_in_two_callbacks.py``: DUP403 tool-calls-in-two-callbacks, with its detection.
+One module per rule, named after it (DUP401 and DUP402 share ``registrations.py``); each
+module's docstring names its rules, and ``docs/rules/index.md`` maps every code to its module.
 """

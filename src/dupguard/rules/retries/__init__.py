@@ -1,12 +1,9 @@
 """Retries-and-replays family (DUP5xx): work that runs again when a turn is retried.
 
-- ``naive_agent_retry.py``: DUP501 naive-agent-retry (detection in ``dupguard.semantic.retries``);
-- ``tool_calls_replayed.py``: DUP502 tool-calls-replayed (``dupguard.semantic.toolcalls``);
-- ``duplicate_history_append.py``: DUP503 duplicate-history-append, with its detection;
-- ``queue_without_lease.py``: DUP504 queue-without-lease, with its detection;
-- ``unbounded_tool_loop.py``: DUP505 unbounded-tool-loop (``dupguard.semantic.toolcalls``).
-
-What makes a call run tools, and the guards around it, is shared: ``dupguard.semantic.runs``.
+One module per rule, named after it; each module's docstring names its rule, and
+``docs/rules/index.md`` maps every code to its module. What makes a call run tools, and the
+guards around it, is shared by the family: ``dupguard.semantic.runs``; the phrase that names
+such a run in a message is ``where`` below.
 """
 
 from __future__ import annotations
