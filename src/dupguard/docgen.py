@@ -5,7 +5,7 @@ A rule's facts come from two places, each fact from one: ``@rule(code, name=, fi
 in its module under ``dupguard/rules/``, and its folder ``rules/<CODE>-<name>/`` at the
 repository root (``rule.toml`` with ``summary`` and ``runtime_fix``, ``doc.md``, and the
 ``bad.py``/``good.py``/``fixed.py`` fixtures). Run ``python -m dupguard.docgen`` from a source
-checkout after adding or editing a rule; ``tests/test_registry.py`` fails while the generated
+checkout after adding or editing a rule; ``tests/test_rule_registry.py`` fails while the generated
 files are stale or the folders and the registry disagree.
 """
 

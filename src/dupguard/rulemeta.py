@@ -7,7 +7,7 @@ rule's folder ``rules/<CODE>-<name>/`` (``rule.toml``, ``doc.md``). Reading them
 import every rule (and with them the semantic layer and libcst) or parse TOML, so
 ``python -m dupguard.docgen`` compiles them into the plain-data module ``dupguard._ruleindex``,
 which is all this module reads at run time: start-up costs one small import, and an installed
-wheel needs no rule folders. ``tests/test_registry.py`` fails when that module is stale.
+wheel needs no rule folders. ``tests/test_rule_registry.py`` fails when that module is stale.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ name and not by import: the codemods import ``libcst.codemod`` (≈ 0.5 s), whic
 
 The rest of a rule lives in its folder ``rules/<CODE>-<name>/`` at the repository root:
 ``rule.toml`` (summary, runtime fix), ``doc.md``, and the ``bad.py``/``good.py``/``fixed.py``
-fixtures the tests and ``docs/rules/`` are generated from. ``tests/test_registry.py`` keeps the
+fixtures the tests and ``docs/rules/`` are generated from. ``tests/test_rule_registry.py`` keeps the
 folders, this registry and the docs in agreement.
 
 Importing this registry imports the semantic layer and libcst, so what only needs a rule's
