@@ -132,8 +132,7 @@ async def turn_then_retry(effects, guard, turn_id: str | None = "request-1"):
     for model in (first, retry):
         agent = make_agent(model, tools)
         if guard:
-            async with guard.turn(turn_id):
-                await guard.protect(agent).run(task="email bob")
+            await guard.run(guard.protect(agent), task="email bob", turn_id=turn_id)
         else:
             await agent.run(task="email bob")
     assert not set(first.issued) & set(retry.issued)
@@ -290,21 +289,14 @@ async def test_failing_tool_is_not_hammered_in_a_turn_but_may_run_again_when_ret
     agent = guard.protect(
         AssistantAgent("a", model_client=model, tools=tools, reflect_on_tool_use=True, max_tool_iterations=2)
     )
-    async with guard.turn("request-f"):
-        await agent.run(task="email bob")
+    await guard.run(agent, task="email bob", turn_id="request-f")
     assert effects.count == 1
     (second,) = results_seen(model, 2)
     assert second.call_id == model.issued[1]
     assert "smtp down" in second.content and "identical arguments" in second.content
     retry = client(calls(fc(to="bob")), "gave up again")
-    async with guard.turn("request-f"):
-        await guard.protect(make_agent(retry, tools)).run(task="email bob")
+    await guard.run(guard.protect(make_agent(retry, tools)), task="email bob", turn_id="request-f")
     assert effects.count == 2
-
-
-async def run_in_turn(guard, turn_id, run):
-    async with guard.turn(turn_id):
-        return await run
 
 
 async def test_two_workers_handling_the_same_message_run_its_tool_call_once(effects):
@@ -321,7 +313,7 @@ async def test_two_workers_handling_the_same_message_run_its_tool_call_once(effe
         model = client(calls(fc(to="bob")), "done")
         models.append(model)
         agent = guard.protect(make_agent(model, guard.tools([make_tool(effects, delay=0.1)])))
-        runs.append(run_in_turn(guard, "job-7", agent.run(task="email bob")))
+        runs.append(guard.run(agent, task="email bob", turn_id="job-7"))
     await asyncio.gather(*runs)
     assert effects.count == 1
     seen = [results_seen(m, 1)[0].content for m in models]
@@ -370,9 +362,7 @@ async def test_a_run_retried_after_the_model_failed_refunds_once(effects, turn_g
     models = [client(calls(fc("refund", order=7)), FAIL), client(calls(fc("refund", order=7)), "refunded")]
 
     async def attempt(n, turn_id):
-        agent = guard.protect(make_agent(models[n], tools))
-        async with guard.turn(turn_id):
-            return await agent.run(task=REFUND)
+        return await guard.run(guard.protect(make_agent(models[n], tools)), task=REFUND, turn_id=turn_id)
 
     result, errors = await retry_request(guard, "request-7", attempt, shape=shape)
     assert result.messages[-1].content == "refunded" and len(errors) == 1 and "returned 500" in str(errors[0])

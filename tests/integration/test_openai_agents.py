@@ -370,3 +370,55 @@ async def test_a_run_retried_after_the_model_failed_refunds_once(effects, turn_g
     (seen,) = models[1].outputs(1)
     assert seen["call_id"] == models[1].issued[0]
     assert "already executed" in seen["output"] and "refund #1: order 7 refunded" in seen["output"]
+
+
+async def test_a_run_after_a_completed_run_in_the_same_turn_is_new_work(effects):
+    """Only a run that follows a *failed* run in the turn restarts the occurrence count (it is
+    a retry); after a completed run, a further run in the same turn is new work. A tool whose
+    identical calls legitimately differ (``dedupe_exact=False``: polling a job) runs in each,
+    and a retry of the whole request then replays both, in order."""
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
+
+    @function_tool
+    async def job_status(job: int) -> str:
+        """Poll a job (each call may answer differently)."""
+        return f"job {job}: poll #{effects.record(job=job)}"
+
+    guard = OpenAIAgentsGuard(
+        turn_guard=lambda: TurnToolGuard({"job_status": ToolPolicy(dedupe_exact=False)}),
+        ledger=ToolCallLedger(MemoryBackend(), scope="jobs"),
+    )
+    tools = guard.tools([job_status])
+    script = {"poll job 3": [[call("job_status", job=3)], "polled"]}
+    models = [ScriptedModel(script) for _ in range(4)]
+    for request in (models[:2], models[2:]):  # the request, then the same request retried
+        async with guard.turn("request-3"):
+            for model in request:
+                await guard.run(Agent(name="poller", model=model, tools=tools), "poll job 3")
+    assert effects.count == 2
+    assert [m.outputs(1)[0]["output"] for m in models[:2]] == ["job 3: poll #1", "job 3: poll #2"]
+    replayed = [m.outputs(1)[0]["output"] for m in models[2:]]
+    assert "already executed" in replayed[0] and replayed[0].endswith("job 3: poll #1")
+    assert "already executed" in replayed[1] and replayed[1].endswith("job 3: poll #2")
+
+
+async def test_a_retry_loop_calling_the_runner_directly_marks_attempts_with_guard_attempt(effects):
+    """Inside one turn, a retry loop that calls ``Runner.run`` itself (not ``guard.run``)
+    marks each attempt with ``guard.attempt()``: the retry maps to the failed attempt's keys."""
+    from dupguard.runtime import MemoryBackend, ToolCallLedger
+
+    guard = OpenAIAgentsGuard(turn_guard=None, ledger=ToolCallLedger(MemoryBackend(), scope="shop"))
+    tools = guard.tools([make_refund(effects)])
+    models = [
+        ScriptedModel({REFUND: [[call("refund", order=7)], FAIL]}),
+        ScriptedModel({REFUND: [[call("refund", order=7)], "refunded"]}),
+    ]
+
+    async def attempt(n, turn_id):
+        async with guard.attempt():
+            return await Runner.run(Agent(name="shop", model=models[n], tools=tools), REFUND)
+
+    result, errors = await retry_request(guard, "request-7", attempt, shape=SHAPES[1])
+    assert result.final_output == "refunded" and len(errors) == 1
+    assert effects.count == 1
+    assert "already executed" in models[1].outputs(1)[0]["output"]
