@@ -19,8 +19,9 @@ import libcst as cst
 import pytest
 
 from dupguard.config import Settings
-from dupguard.engine import lint_text
-from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, text_edits, write_atomic
+from dupguard.edits import text_edits
+from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, write_atomic
+from dupguard.pipeline import lint_text
 from dupguard.rulemeta import all_rules
 from linthelpers import RULES_DIR, rule_folders, run_cli
 
@@ -164,7 +165,8 @@ def test_diff_writes_nothing_and_exits_1_when_a_fix_is_available(project: Path) 
     assert "--- a/tools_app.py" in patch and "-tools = [search_tool, search_tool]" in patch
     assert "agent_app.py" not in patch  # DUP101 is unsafe: not without --unsafe-fixes
     err = proc.stderr.decode()
-    assert "Would fix 4 findings." in err and "4 more fixes available with `--unsafe-fixes`" in err
+    assert "Would fix 4 findings, 4 findings would remain." in err
+    assert "4 more fixes available with `--unsafe-fixes`" in err
     # the patch is the fix: git applies it and gives fixed.py
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     subprocess.run(["git", "apply", "-"], cwd=project, input=proc.stdout, check=True)
@@ -229,8 +231,9 @@ def test_unparseable_input_is_reported_and_untouched(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_bytes(b"from strands import Agent\ndef f(:\n")
     proc = run_cli("fix", "--isolated", str(broken), cwd=tmp_path)
-    assert proc.returncode == 2
+    assert proc.returncode == 1  # as `check`: a file that could not be processed
     assert b"broken.py: syntax error at line 2" in proc.stderr and b"Traceback" not in proc.stderr
+    assert b"All checks passed!" not in proc.stdout and b"1 file could not be processed." in proc.stdout
     assert broken.read_bytes() == b"from strands import Agent\ndef f(:\n"
 
 

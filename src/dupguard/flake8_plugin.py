@@ -1,4 +1,4 @@
-"""flake8 entry point ``DUP``: a thin adapter over the engine.
+"""flake8 entry point ``DUP``: a thin adapter over the file pipeline.
 
 flake8 applies its own ``--select``/``--ignore``/``# noqa``; this class only reports what
 ``dupguard check`` would report for the same file under the project's ``[tool.dupguard]``
@@ -34,7 +34,7 @@ class Plugin:
         self.filename = filename
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from .engine import lint_text
+        from .pipeline import lint_text
 
         settings = _settings(str(Path.cwd()))
         text = "".join(self.lines)
