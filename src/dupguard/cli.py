@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
     check.add_argument("--cache-dir", metavar="DIR", help="where to keep the results cache")
     check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even with findings or files that could not be processed"
+    )
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
 
     _add_fix_options(check, alias=True)
@@ -142,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(fix)
     _add_fix_options(fix)
     fix.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
-    fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    fix.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when findings remain or files could not be processed"
+    )
     fix.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: number of cores)")
     fix.add_argument("--quiet", "-q", action="store_true", help="no summary")
 

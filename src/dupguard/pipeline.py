@@ -129,12 +129,50 @@ def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
     return bool(codes) and might_matter(text, extra) and not file_is_exempt(text)
 
 
+# Python's tokenizer refuses brackets nested deeper than this ("too many nested parentheses");
+# libcst's native parser has no such limit and overflows its stack (a segfault, not an
+# exception) somewhere past a thousand levels (tests/test_pipeline.py).
+MAX_BRACKET_DEPTH = 200
+_OPENERS = "([{"
+
+
+def _too_deeply_nested(text: str) -> bool:
+    """Are brackets nested deeper than Python allows? A file with fewer openers than the limit
+    cannot be (three ``str.count``s); otherwise a scan that counts brackets in strings and
+    comments too (closers never below zero) finds the candidates, and Python's own parser,
+    which stops at the limit, has the last word."""
+    if sum(text.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
+        return False
+    import re
+
+    depth = deepest = 0
+    for match in re.finditer(r"[()\[\]{}]", text):
+        if match.group() in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    if deepest <= MAX_BRACKET_DEPTH:
+        return False
+    import ast
+
+    try:
+        compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return "nested" in str(exc.msg)
+    except (ValueError, RecursionError, MemoryError):
+        return True
+    return False
+
+
 def parse(text: str) -> cst.Module:
     """Text → libcst tree; a syntax error or a too deeply nested file is a :class:`SourceError`.
 
     ``module.code`` is ``text`` exactly (libcst round-trips), which is what lets ``fix`` edit
     the text and re-encode it with :func:`decode`'s encoding.
     """
+    if _too_deeply_nested(text):
+        raise SourceError("too deeply nested to parse")
     import libcst as cst
 
     from .parsing import parse_module
