@@ -90,6 +90,14 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
 
 
+class _SubParser(argparse.ArgumentParser):
+    """A subcommand's parser, with the same formatter as the main one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 @functools.cache
 def _terminal_columns() -> int:
     try:
@@ -114,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command",
         metavar="COMMAND",
-        parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter),
+        parser_class=_SubParser,
     )
 
     check = sub.add_parser("check", help="lint files and directories")
@@ -252,7 +260,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
     paths = [p for p in args.paths if p != "-"]
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
-    fmt = getattr(args, "output_format", None) or settings.output_format
+    fmt = getattr(args, "output_format", None) or settings.output_format or "concise"
     out, err = sys.stdout, sys.stderr
     found = discover(paths, settings) if paths else None
     files = found.files if found else []

@@ -41,6 +41,8 @@ from .prefilter import might_matter
 from .suppression import file_is_exempt, line_suppresses
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     import libcst as cst
 
     from .cache import Cache
@@ -330,8 +332,8 @@ class _Runner:
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.waiting: list[Job] = []
         self.waiting_chars = 0
-        self.futures: list = []
-        self.pool = None
+        self.futures: list[Future[list[Outcome]]] = []
+        self.pool: ProcessPoolExecutor | None = None
 
     def add(self, job: Job, files_left: int) -> None:
         """Queue one relevant file; ``files_left``: files not yet read (a bound on what is to come)."""
