@@ -389,7 +389,7 @@ def test_session_parameter_gives_a_session_registry() -> None:
         'async def chat(session_id: str, payload: dict):\n    """Answer."""\n'
         "    return await agent.achat(payload['message'])\n"
     )
-    outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
+    _outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
     assert error is None, error
     assert "from dupguard.runtime import SessionRegistry\n" in fixed
     assert "agent_sessions = SessionRegistry(lambda _session_id: ReActAgent.from_tools(tools=[]))\n" in fixed
@@ -460,7 +460,7 @@ def test_history_getter_and_a_handler_share_one_registry() -> None:
         "async def ask(session_id: str, question: str):\n    history.add_user_message(question)\n"
         "    return await chain.ainvoke(question, config={'configurable': {'session_id': session_id}})\n"
     )
-    outcome, fixed, error = fix_text(text, frozenset({"DUP102"}))
+    _outcome, fixed, error = fix_text(text, frozenset({"DUP102"}))
     assert error is None
     assert "history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())\n" in fixed
     assert "RunnableWithMessageHistory(ChatOpenAI(), lambda sid: history_sessions.get(sid))\n" in fixed
@@ -659,8 +659,10 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
         ),
         (
             SEED_000.format(param=", request_id: str = Header(...)", run="agent.achat(message)"),
-            "the result of `agent.achat(...)` is not known to be JSON-serialisable, which `Idempotency` needs to "
-            "replay it; move the run into an `async def` annotated `-> str`",
+            (
+                "the result of `agent.achat(...)` is not known to be JSON-serialisable, which `Idempotency` needs to "
+                "replay it; move the run into an `async def` annotated `-> str`"
+            ),
         ),
         (
             ASK + SEED_000.format(param=", request_id: str | None = Header(None)", run="ask(agent, message)"),
@@ -673,13 +675,17 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             "the names `Idempotency` / `_idempotency` are already used in this module",
         ),
         (
-            "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str):\n"
-            "    return await Runner.run(billing, text)\n",
+            (
+                "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str):\n"
+                "    return await Runner.run(billing, text)\n"
+            ),
             "the result of `run_billing(...)` is not known to be JSON-serialisable",
         ),
         (
-            "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str, *more: str) -> str:\n"
-            "    return (await Runner.run(billing, text)).final_output\n",
+            (
+                "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str, *more: str) -> str:\n"
+                "    return (await Runner.run(billing, text)).final_output\n"
+            ),
             "`run_billing()` takes *args/**kwargs; write the key function by hand",
         ),
     ],
