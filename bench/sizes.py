@@ -57,13 +57,13 @@ callback_manager = CallbackManager([])
 pool = ThreadPoolExecutor(max_workers=4)
 '''
 
-FOOTER = '''
+FOOTER = """
 
 if __name__ == "__main__":
     import uvicorn
 
     uvicorn.run(app)
-'''
+"""
 
 
 def _block(i: int) -> str:
