@@ -106,7 +106,7 @@ def _registered(model: Model) -> dict[str, str]:
 def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset()) -> None:
     for fn in model.functions:
         for dec in fn.decorators:
-            dec.call = model.call_for_node(dec.node) if dec.node is not None else None
+            dec.call = model.call_for_node(dec.node)
     registered = _registered(model)
     for fn in model.functions:
         context = _decorator_context(model, fn, extra_handlers)
@@ -156,14 +156,14 @@ def _propagate(model: Model) -> None:
     for fn in model.functions:
         if fn.parent is not None:
             edges.append((fn.parent, fn))
-    targets: dict[Function, list[Function]] = {}
+    successors: dict[Function, list[Function]] = {}
     for source, target in edges:
-        targets.setdefault(source, []).append(target)
-    work = list(targets)
+        successors.setdefault(source, []).append(target)
+    work = list(successors)
     while work:
         source = work.pop()
         flow = (source.contexts | source.reached_from) - {ep.STARTUP}
-        for target in targets.get(source, ()):
+        for target in successors.get(source, ()):
             new = flow - target.reached_from
             if new:
                 target.reached_from |= new

@@ -19,15 +19,15 @@ whatever the size of the file (bench/sizes.py: 1k to 100k lines):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
+
+import libcst as cst
 
 from . import entrypoints as ep
 from .catalog import Catalog, Entry, Kind
-
-if TYPE_CHECKING:
-    import libcst as cst
 
 
 def string_value(node: cst.CSTNode | None) -> str | bytes | None:
@@ -143,7 +143,7 @@ class Decorator:
     dotted: str | None  # "app.post", "lru_cache"
     callee: str | None  # resolved: "functools.lru_cache"
     call: Call | None  # when the decorator is called: @app.post("/chat") (linked after the walk)
-    node: cst.BaseExpression | None = None
+    node: cst.BaseExpression  # the decorator expression
 
 
 @dataclass(eq=False)
@@ -208,9 +208,7 @@ def analysis(func: F) -> F:
             value = memo[key] = func(model, *args)
             return value
 
-    memoised.__name__, memoised.__qualname__, memoised.__doc__ = func.__name__, func.__qualname__, func.__doc__
-    memoised.__wrapped__ = func  # type: ignore[attr-defined]
-    return cast(F, memoised)
+    return cast(F, functools.wraps(func)(memoised))
 
 
 def recursive_analysis(on_cycle: Callable[[], Any]) -> Callable[[F], F]:
@@ -234,9 +232,7 @@ def recursive_analysis(on_cycle: Callable[[], Any]) -> Callable[[F], F]:
                     raise
             return value
 
-        memoised.__name__, memoised.__qualname__, memoised.__doc__ = func.__name__, func.__qualname__, func.__doc__
-        memoised.__wrapped__ = func  # type: ignore[attr-defined]
-        return cast(F, memoised)
+        return cast(F, functools.wraps(func)(memoised))
 
     return declare
 
@@ -411,8 +407,8 @@ class Model:
         """The call a ``return`` value is: the call itself, or the call bound to the name it
         returns (``agent = Agent(...); return agent``)."""
         call = self._call_index.get(id(ret))
-        if call is None and type(ret).__name__ == "Name":
-            binding = self.local_binding(ret.value, fn)  # type: ignore[attr-defined]
+        if call is None and type(ret) is cst.Name:
+            binding = self.local_binding(ret.value, fn)
             call = binding.value_call if binding else None
         return call
 

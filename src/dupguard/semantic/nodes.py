@@ -6,8 +6,8 @@ kinds, everywhere in ``semantic/``. Why this idiom: a parse builds libcst's own 
 (``parsing.py`` makes the objects of the real classes, never subclasses), so the exact type is
 the kind; ``type() is`` is the cheapest test Python has (``isinstance`` goes through
 ``ABCMeta``, as ``CSTNode`` is an ABC, and the builder tests every call, argument and
-assignment of a file); and mypy narrows the node's type on it, so no ``# type: ignore`` is
-needed to read the node's fields afterwards.
+assignment of a file); and mypy narrows the node's type on it, so the node's fields can be
+read afterwards without silencing the type checker.
 
 Only the builder walks the whole tree (``builder.py``); these helpers walk one small
 expression or statement that a record points at.

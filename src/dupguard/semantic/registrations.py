@@ -165,7 +165,7 @@ def _bare_decorator_sites(model: Model) -> list[Site]:
         if fn.parent is None:
             continue  # module or class level: runs once
         for dec in fn.decorators:
-            if dec.call is not None or not dec.dotted or "." not in dec.dotted or dec.node is None:
+            if dec.call is not None or not dec.dotted or "." not in dec.dotted:
                 continue
             receiver, _, method = dec.dotted.rpartition(".")
             reg = regs.get(method)
