@@ -1,11 +1,13 @@
-"""What executes tools: agent runs, tool executions, model calls, and the guards around them.
+"""What executes tools: agent runs, tool executions and model calls.
 
 The retries family (DUP501/502/504/505) asks the same two questions of every call: does it
 make tools run (so that running it again runs the tools again), and has the code already
 made a second run harmless (an idempotency key, a seen-id set, a ``dupguard.runtime``
-helper)? This module answers them from the model; the rule-specific shapes (retry loops,
-replays, queue consumers, tool loops) live in ``retries.py``, ``toolcalls.py`` and
-``queues.py``.
+helper)? This module answers the first from the model, ``guards.idempotent`` the second; the
+rule-specific shapes (retry loops, replays, queue consumers, tool loops) live in
+``retries.py``, ``toolcalls.py`` and ``queues.py``. The handler rules (DUP303/401) ask the
+first question too, to know whether code runs once per agent turn: ``agent_run`` is the one
+definition of an agent run for both.
 
 **An agent run** is a call that runs one agent turn, tools included:
 

@@ -282,11 +282,12 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
 def _calls_model(model: Model, call: Call) -> bool:
     """A module-local helper (``self._call_model(messages)``) that calls the model itself."""
     helper = model.called_function(call)
-    return (
-        helper is not None
-        and helper is not call.function
-        and any(is_model_call(model, c) for c in helper.calls if c.function is helper)
-    )
+    return helper is not None and helper is not call.function and _makes_model_call(model, helper)
+
+
+@analysis
+def _makes_model_call(model: Model, fn: Function) -> bool:
+    return any(is_model_call(model, c) for c in fn.calls if c.function is fn)
 
 
 @analysis
