@@ -142,6 +142,9 @@ def test_indexes_answer_what_a_scan_answers(path) -> None:
         assert model.callers(fn) == [c for c in model.calls if model.called_function(c) is fn]
     for loop in model.loops:
         assert model.calls_in(loop) == [c for c in model.calls if loop in c.loops]
+        body = getattr(loop.node, "body", None)
+        if body is not None:
+            assert model.bindings_under(body) == [b for b in model.bindings if id(body) in b.branch]
 
 
 def test_the_model_keeps_only_its_declared_fields() -> None:

@@ -31,7 +31,7 @@ from .model import (
     TryFrame,
     string_value,
 )
-from .nodes import dotted
+from .nodes import LEAVING, dotted
 from .visitor import Walker
 
 if TYPE_CHECKING:
@@ -538,11 +538,10 @@ def _target_names(node: cst.CSTNode) -> list[str]:
 
 
 _LITERAL_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.SimpleString, cst.Integer, cst.ConcatenatedString})
-_EXITS: frozenset[type[cst.CSTNode]] = frozenset({cst.Break, cst.Return, cst.Raise})
-_EXITS_OR_CONTINUE: frozenset[type[cst.CSTNode]] = _EXITS | {cst.Continue}
+_EXITS_OR_CONTINUE: frozenset[type[cst.CSTNode]] = LEAVING | {cst.Continue}
 
 
-def _exits(body: cst.BaseSuite, kinds: frozenset[type[cst.CSTNode]] = _EXITS) -> bool:
+def _exits(body: cst.BaseSuite, kinds: frozenset[type[cst.CSTNode]] = LEAVING) -> bool:
     """Does an ``if`` body leave the loop (``kinds``: break / return / raise) in its own statements?"""
     for stmt in body.body:
         smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)

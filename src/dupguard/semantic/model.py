@@ -274,8 +274,6 @@ class Model:
     _top_functions: dict[str, Function] = field(default_factory=dict, repr=False)
     _nested_functions: dict[tuple[str, Function], Function] = field(default_factory=dict, repr=False)
     _methods: dict[tuple[str, str], Function] = field(default_factory=dict, repr=False)
-    # calls outside any function, in source order
-    module_calls: list[Call] = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ names
 
@@ -332,11 +330,6 @@ class Model:
         """The calls that reach ``fn`` (``called_function``), in source order."""
         return _callers(self).get(fn, [])
 
-    def calls_of(self, fn: Function | None) -> list[Call]:
-        """The calls made directly in ``fn`` (not in functions nested in it), or outside any
-        function when ``fn`` is None; in source order."""
-        return fn.calls if fn is not None else self.module_calls
-
     def contexts_of(self, fn: Function | None, *, in_main: bool = False) -> set[str]:
         if fn is None:
             return {ep.SCRIPT} if in_main else ({"streamlit"} if self.is_streamlit else set())
@@ -368,6 +361,11 @@ class Model:
         """Every binding of ``target`` made in ``fn`` (at module or class level when None),
         in source order."""
         return self._scoped_bindings.get((target, fn), [])
+
+    def bindings_under(self, suite: cst.CSTNode) -> list[Binding]:
+        """The bindings made in the block ``suite`` (an ``IndentedBlock``) or in a block nested
+        in it, in source order."""
+        return _bindings_by_suite(self).get(id(suite), [])
 
     def member_bindings(self, class_name: str, target: str) -> list[Binding]:
         """Bindings of ``target`` (``x`` in a class body, ``self.x`` in a method) in the class
@@ -436,7 +434,6 @@ class Model:
     def finalize(self) -> None:
         """Index the records once the walk is over (queries run many times per file)."""
         self._call_index = {id(c.node): c for c in self.calls}
-        self.module_calls = [c for c in self.calls if c.function is None]
         scoped: dict[tuple[str, Function | None], list[Binding]] = {}
         members: dict[tuple[str, str], list[Binding]] = {}
         module: dict[str, Binding] = {}
@@ -480,6 +477,15 @@ def _callers(model: Model) -> dict[Function, list[Call]]:
         fn = model.called_function(call)
         if fn is not None:
             out.setdefault(fn, []).append(call)
+    return out
+
+
+@analysis
+def _bindings_by_suite(model: Model) -> dict[int, list[Binding]]:
+    out: dict[int, list[Binding]] = {}
+    for b in model.bindings:
+        for suite in b.branch:
+            out.setdefault(suite, []).append(b)
     return out
 
 

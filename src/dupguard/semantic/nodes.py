@@ -19,8 +19,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-# nodes that loop over an iterable with a target: ``for`` statements and comprehensions
-COMPREHENSIONS: frozenset[type[cst.CSTNode]] = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 # small statements that leave the enclosing block
 LEAVING: frozenset[type[cst.CSTNode]] = frozenset({cst.Return, cst.Break, cst.Raise})
 

@@ -33,7 +33,7 @@ import libcst as cst
 
 from .catalog_data import COUNTED_ITERABLES, INPUT_FUNCS, RETRY_DECORATORS, RETRYING_ITERABLES
 from .guards import idempotent, idempotent_in, once_context
-from .model import Binding, Call, Decorator, Function, Loop, Model, analysis
+from .model import Call, Decorator, Function, Loop, Model, analysis
 from .nodes import LEAVING, dotted, loop_parts, names_in, small_statements
 from .runs import Run, helper_runs, run_at
 from .vocabulary import (
@@ -136,25 +136,13 @@ def _small_count(loop: Loop) -> bool:
 
 
 @analysis
-def _bindings_by_suite(model: Model) -> dict[int, list[Binding]]:
-    """id(suite) → the bindings made in that suite or in a suite nested in it."""
-    out: dict[int, list[Binding]] = {}
-    for b in model.bindings:
-        for suite in b.branch:
-            out.setdefault(suite, []).append(b)
-    return out
-
-
-@analysis
 def _rebound_in_body(model: Model, loop: Loop) -> frozenset[str]:
     """Plain names the loop's body (re)binds in the loop's own function."""
     body = getattr(loop.node, "body", None)
     if body is None:
         return frozenset()
     return frozenset(
-        b.target
-        for b in _bindings_by_suite(model).get(id(body), ())
-        if b.function is loop.function and "." not in b.target
+        b.target for b in model.bindings_under(body) if b.function is loop.function and "." not in b.target
     )
 
 
