@@ -277,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", default="1000,10000,100000", help="comma-separated module sizes (lines)")
     ap.add_argument("--reps", type=int, default=3, help="runs per size below 50,000 lines (the fastest counts)")
     ap.add_argument("--write", metavar="DIR", help="also write the generated modules to DIR")
+    ap.add_argument("--breakdown", action="store_true", help="also print every rule's µs/line per size")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.lines.split(",") if s.strip()]
     # warm up: imports, the catalog, the walker's per-type plans
@@ -305,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  {slowest} {1e6 * t[slowest] / n:.1f} µs/line",
             flush=True,
         )
+        if args.breakdown:
+            rules = sorted((k for k in t if k.startswith("DUP")), key=lambda k: -t[k])
+            print("          " + ", ".join(f"{k} {1e6 * t[k] / n:.1f}" for k in rules), flush=True)
     return 0
 
 
