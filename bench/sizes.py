@@ -14,24 +14,30 @@ CPU time per line of each phase:
 * ``rules``: every enabled rule, without fixes (what plain ``dupguard check`` runs), and the
   line numbers of their findings (``positions``, one pass over the module).
 
-The time per line of model + rules must stay within 1.5x across sizes (the column "per line vs
-first" compares each size with the smallest; the last one names the rule that costs most).
-Each size below 50,000 lines runs ``--reps`` times and the fastest run counts: on a 10k-line
-module one full collection of Python's garbage collector (which walks the whole tree) costs
-as much as the builder, and it lands in whichever phase happens to be running. Names repeat from block to block the way they do in
-real code (every handler has its ``agent``, ``result`` and ``messages``), so a lookup that
-scans every binding of a name shows up here.
+The time per line of model + rules must stay within 1.5x across sizes (the columns "per line
+vs first" compare each size with the smallest; the last one names the rule that costs most).
+Names repeat from block to block the way they do in real code (every handler has its
+``agent``, ``result`` and ``messages``), so a lookup that scans every binding of a name shows
+up here. Each size below 50,000 lines runs ``--reps`` times and the fastest run counts. The
+time spent in Python's garbage collector is counted apart (``gc s``, and the "without gc"
+columns): on a large module one full collection walks the whole tree and lands in whichever
+phase happens to be running; ``--breakdown`` prints each rule's share, collector included.
 
-Usage: ``python bench/sizes.py [--lines 1000,10000,100000] [--write DIR]`` (``--write`` keeps the
-generated modules, e.g. to profile one with ``bench/phases.py``).
+Usage: ``python bench/sizes.py [--lines 1000,10000,100000] [--reps N] [--breakdown] [--write DIR]``
+(``--write`` keeps the generated modules, e.g. to profile one with ``bench/phases.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 HEADER = '''"""A generated agent application: many routes, agents, tools and workers in one module."""
 
@@ -238,12 +244,36 @@ def generate(lines: int) -> str:
     return "".join(parts)
 
 
-def measure(text: str) -> dict[str, float]:
-    """CPU seconds of each phase (and of each rule) on one module. CPU time
-    (``time.process_time``), so that other load on the machine does not count; a collection
-    before each phase, so that a phase does not pay for the garbage of the one before."""
-    import gc
+class _GcClock:
+    """CPU seconds spent in Python's garbage collector (``gc.callbacks``), to tell it apart.
 
+    A full collection walks every object alive: on a 100k-line module (a few million libcst
+    nodes) one costs about as much as building the model, and it lands in whichever phase
+    happens to allocate at that moment. Python schedules full collections so that their total
+    cost stays proportional to what is allocated, but their timing is lumpy; the column without
+    the collector shows what the analyses themselves cost."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.total += time.process_time() - self._start
+
+
+_GC: _GcClock | None = None
+
+
+def measure(text: str) -> dict[str, float]:
+    """CPU seconds of each phase (and of each rule) on one module, and the part of them spent in
+    the garbage collector (``gc <phase>``). CPU time (``time.process_time``), so that other load
+    on the machine does not count; a collection before the parse, the model and the rules, so
+    that a phase does not pay for the garbage of the one before."""
+    global _GC
     from dupguard.config import Settings
     from dupguard.parsing import parse_module
     from dupguard.rules import RuleContext, load
@@ -254,27 +284,29 @@ def measure(text: str) -> dict[str, float]:
     settings = Settings()
     rules = load()
     catalog = catalog_for(settings)
-    clock = time.process_time
-    gc.collect()
-    a = clock()
-    module = parse_module(text)
-    b = clock()
-    gc.collect()
-    c = clock()
-    model = build_model(module, catalog, settings)
-    d = clock()
+    gc_clock = _GC = _GC or _GcClock()
+    out: dict[str, float] = {"findings": 0.0}
+
+    def timed(name: str, work: Callable[[], T], collect: bool = True) -> T:
+        if collect:
+            gc.collect()
+        cpu, in_gc = time.process_time(), gc_clock.total
+        value = work()
+        out[name] = time.process_time() - cpu
+        out[f"gc {name}"] = gc_clock.total - in_gc
+        return value
+
+    module = timed("parse", lambda: parse_module(text))
+    model = timed("model", lambda: build_model(module, catalog, settings))
     ctx = RuleContext(Positions(module), want_fixes=False)
     # the line numbers of findings: one codegen pass over the module, made by whichever rule
     # reports first; timed on its own so that the rule is not blamed for it
-    e = clock()
-    ctx.line(module.body[0])
-    out = {"parse": b - a, "model": d - c, "positions": clock() - e, "findings": 0.0}
-    out["rules"] = out["positions"]
+    timed("positions", lambda: ctx.line(module.body[0]))
     for code in sorted(settings.enabled_codes()):
-        e = clock()
-        out["findings"] += sum(1 for _ in rules[code](model, ctx))
-        out[code] = clock() - e
-        out["rules"] += out[code]
+        out["findings"] += timed(code, lambda code=code: sum(1 for _ in rules[code](model, ctx)), collect=False)
+    steps = ["positions", *sorted(settings.enabled_codes())]
+    out["rules"] = sum(out[k] for k in steps)
+    out["gc rules"] = sum(out[f"gc {k}"] for k in steps)
     return out
 
 
@@ -289,11 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     # warm up: imports, the catalog, the walker's per-type plans
     measure(generate(300))
     print(
-        f"{'lines':>8} {'findings':>8} {'parse s':>8} {'model s':>8} {'rules s':>8}"
-        f" {'parse µs/line':>13} {'model+rules µs/line':>19} {'(model+rules)/parse':>19}"
-        f" {'per line vs first':>17}  slowest rule"
+        f"{'lines':>8} {'findings':>8} {'parse s':>8} {'model s':>8} {'rules s':>8} {'gc s':>6}"
+        f" {'parse µs/line':>13} {'model+rules µs/line':>19} {'without gc':>10} {'(model+rules)/parse':>19}"
+        f" {'per line vs first':>17} {'without gc':>10}  slowest rule"
     )
-    first = None
+    first = first_no_gc = None
     for size in sizes:
         text = generate(size)
         n = text.count("\n")
@@ -302,19 +334,26 @@ def main(argv: list[str] | None = None) -> int:
             (Path(args.write) / f"app_{size}.py").write_text(text, encoding="utf-8")
         runs = [measure(text) for _ in range(args.reps if size < 50_000 else 1)]
         t = min(runs, key=lambda r: r["model"] + r["rules"])
+        in_gc = t["gc model"] + t["gc rules"]
         per_line = (t["model"] + t["rules"]) / n
+        no_gc = per_line - in_gc / n
         first = first if first is not None else per_line
+        first_no_gc = first_no_gc if first_no_gc is not None else no_gc
         slowest = max((k for k in t if k.startswith("DUP")), key=lambda k: t[k])
         print(
-            f"{n:>8} {int(t['findings']):>8} {t['parse']:>8.2f} {t['model']:>8.2f} {t['rules']:>8.2f}"
-            f" {1e6 * t['parse'] / n:>13.1f} {1e6 * per_line:>19.1f}"
-            f" {(t['model'] + t['rules']) / t['parse']:>19.2f} {per_line / first:>17.2f}"
+            f"{n:>8} {int(t['findings']):>8} {t['parse']:>8.2f} {t['model']:>8.2f} {t['rules']:>8.2f} {in_gc:>6.2f}"
+            f" {1e6 * t['parse'] / n:>13.1f} {1e6 * per_line:>19.1f} {1e6 * no_gc:>10.1f}"
+            f" {(t['model'] + t['rules']) / t['parse']:>19.2f} {per_line / first:>17.2f} {no_gc / first_no_gc:>10.2f}"
             f"  {slowest} {1e6 * t[slowest] / n:.1f} µs/line",
             flush=True,
         )
         if args.breakdown:
-            rules = sorted((k for k in t if k.startswith("DUP") or k == "positions"), key=lambda k: -t[k])
-            print("          " + ", ".join(f"{k} {1e6 * t[k] / n:.1f}" for k in rules), flush=True)
+            steps = sorted((k for k in t if k.startswith("DUP") or k == "positions"), key=lambda k: -t[k])
+            print(
+                "          µs/line (of which gc): "
+                + ", ".join(f"{k} {1e6 * t[k] / n:.1f} ({1e6 * t['gc ' + k] / n:.1f})" for k in steps),
+                flush=True,
+            )
     return 0
 
 
