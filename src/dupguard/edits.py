@@ -147,7 +147,7 @@ class ReportFixes:
             return None
         try:
             edits = replacement_edits(self.module, finding.replacement, self.code)
-        except Exception:  # noqa: BLE001  a fix that cannot be printed is no fix; the finding still stands
+        except Exception:
             return None
         if not edits:
             return None

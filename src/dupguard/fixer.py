@@ -127,7 +127,7 @@ def fix_module(
                 continue
             try:
                 edits = replacement_edits(module, finding.replacement, code_text)
-            except Exception as exc:  # noqa: BLE001  a rule bug: keep going, say which rule
+            except Exception as exc:
                 skipped.append((diag, f"internal error building the fix ({type(exc).__name__}: {exc})"))
                 continue
             if edits:
@@ -155,7 +155,7 @@ def fix_module(
         rules = ", ".join(sorted({d.code for d, *_ in chosen}))
         try:
             new_module = cst.parse_module(new_code, config=module.config_for_parsing)
-        except Exception as exc:  # noqa: BLE001  whatever libcst raises, the file is left as it was
+        except Exception as exc:
             return _refused(
                 filename,
                 original,

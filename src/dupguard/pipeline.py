@@ -291,7 +291,7 @@ def _run_one(task: Task, job: Job, settings: Settings) -> Outcome:
         return task.run(job, settings), None
     except SourceError as exc:
         return None, str(exc)
-    except Exception as exc:  # noqa: BLE001  a bug in dupguard must not hide the other files' results
+    except Exception as exc:
         return None, f"internal error while {task.verb} ({type(exc).__name__}: {exc}); please report it"
 
 
