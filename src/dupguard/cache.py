@@ -21,9 +21,14 @@ class Cache:
         self._entries: dict[str, Any] | None = None
         self._dirty = False
 
-    def key(self, data: bytes, codes: frozenset[str]) -> str:
+    def key(self, data: bytes, codes: frozenset[str], facts: str = "") -> str:
+        """The file's entry: its bytes, its codes and ``facts``, the digest of what the project
+        index told it about the names it imports (``ProjectFacts.digest``): a change to the
+        module that builds an agent changes the key of every file that uses it."""
         digest = hashlib.blake2b(data, digest_size=16)
         digest.update(",".join(sorted(codes)).encode())
+        if facts:
+            digest.update(b"|" + facts.encode())
         return digest.hexdigest()
 
     def _load(self) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from .pipeline import Job, SourceError, Task, analyse_module, decode, extra_modu
 if TYPE_CHECKING:
     import libcst as cst
 
+    from .project import ProjectFacts
     from .rules import Finding
 
 MAX_PASSES = 10
@@ -82,13 +83,14 @@ def fixable(code: str, settings: Settings) -> bool:
 
 
 def analyse(
-    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str]
+    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], project: ProjectFacts | None = None
 ) -> list[tuple[Diagnostic, Finding]]:
-    """Lint an already parsed module (gated like any file), keeping the findings with their replacements."""
+    """Lint an already parsed module (gated like any file), keeping the findings with their
+    replacements; ``project``: the project index's facts for the file, as ``check`` has them."""
     text = module.code
-    if not gate(text, codes, extra_modules(settings)):
+    if not gate(text, codes, extra_modules(settings), project):
         return []
-    return analyse_module(filename, module, settings, codes, text=text)
+    return analyse_module(filename, module, settings, codes, text=text, project=project)
 
 
 def _compiles(code: str, filename: str) -> bool:
@@ -100,7 +102,13 @@ def _compiles(code: str, filename: str) -> bool:
 
 
 def fix_module(
-    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], *, unsafe: bool
+    filename: str,
+    module: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    unsafe: bool,
+    project: ProjectFacts | None = None,
 ) -> Outcome:
     """Fix one parsed module; on any failure the outcome holds the original module and an error."""
     import libcst as cst
@@ -110,7 +118,7 @@ def fix_module(
     applied: list[Applied] = []
     for number in range(1, MAX_PASSES + 2):
         code_text = module.code
-        pairs = analyse(filename, module, settings, codes)
+        pairs = analyse(filename, module, settings, codes, project)
         candidates: list[tuple[Diagnostic, Finding, str, tuple[TextEdit, ...]]] = []
         hidden = 0
         skipped: list[tuple[Diagnostic, str]] = []
@@ -143,6 +151,7 @@ def fix_module(
                 codes,
                 f"fixes for {rules} did not settle after {MAX_PASSES} passes; file left unchanged",
                 MAX_PASSES,
+                project,
             )
         taken: set[TextEdit] = set()
         chosen = []
@@ -164,6 +173,7 @@ def fix_module(
                 f"the {rules} fix produced code that does not parse ({type(exc).__name__}); "
                 "file left unchanged, please report it",
                 number,
+                project,
             )
         if original_compiles is None:
             original_compiles = _compiles(original.code, filename)
@@ -175,6 +185,7 @@ def fix_module(
                 codes,
                 f"the {rules} fix produced code that does not compile; file left unchanged, please report it",
                 number,
+                project,
             )
         for diag, finding, kind, _ in chosen:
             applied.append(
@@ -185,10 +196,16 @@ def fix_module(
 
 
 def _refused(
-    filename: str, original: cst.Module, settings: Settings, codes: frozenset[str], error: str, passes: int
+    filename: str,
+    original: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    error: str,
+    passes: int,
+    project: ProjectFacts | None = None,
 ) -> Outcome:
     """The file as it was, with its findings and why it was not fixed."""
-    remaining = [d for d, _ in analyse(filename, original, settings, codes)]
+    remaining = [d for d, _ in analyse(filename, original, settings, codes, project)]
     return Outcome(filename, original, [], remaining, error=error, passes=passes)
 
 
@@ -196,14 +213,21 @@ def _refused(
 
 
 def fix_source(
-    filename: str, text: str, encoding: str, settings: Settings, codes: frozenset[str], *, unsafe: bool
+    filename: str,
+    text: str,
+    encoding: str,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    unsafe: bool,
+    project: ProjectFacts | None = None,
 ) -> tuple[Outcome, bytes | None]:
     """Fix one relevant file's text: (outcome, the new bytes or None when nothing changed).
 
     Raises ``SourceError`` when the text does not parse. The new bytes are the fixed text in
     the file's own encoding; a fix that cannot be written in it is refused like any other.
     """
-    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe)
+    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, project=project)
     if outcome.error is not None or not outcome.applied:
         return outcome, None
     try:
@@ -211,7 +235,7 @@ def fix_source(
     except UnicodeEncodeError as exc:
         rules = ", ".join(sorted({a.code for a in outcome.applied}))
         error = f"the {rules} fix cannot be written as {encoding}: {exc.reason}; file left unchanged"
-        return _refused(filename, parse(text), settings, codes, error, outcome.passes), None
+        return _refused(filename, parse(text), settings, codes, error, outcome.passes, project), None
 
 
 def fix_bytes(
@@ -236,8 +260,10 @@ def fix_bytes(
 def fix_job(job: Job, settings: Settings) -> tuple[Outcome, bytes | None]:
     """The ``fix`` task for one relevant file (in a worker or not): the outcome travels back
     without its tree, with the new bytes (None: unchanged)."""
-    filename, text, encoding, codes = job
-    outcome, fixed = fix_source(filename, text, encoding, settings, codes, unsafe=settings.unsafe_fixes)
+    filename, text, encoding, codes, project = job
+    outcome, fixed = fix_source(
+        filename, text, encoding, settings, codes, unsafe=settings.unsafe_fixes, project=project
+    )
     outcome.module = None  # type: ignore[assignment]
     return outcome, fixed
 

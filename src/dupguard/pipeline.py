@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from .cache import Cache
+    from .project import ProjectFacts, ProjectLink
 
 # below this many files to parse, worker start-up costs more than it saves
 PARALLEL_THRESHOLD = 16
@@ -125,10 +126,14 @@ def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> froz
     return frozenset(c for c in codes if not code_matches(c, ignored))
 
 
-def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
+def gate(text: str, codes: frozenset[str], extra: tuple[str, ...], project: ProjectFacts | None = None) -> bool:
     """Can this text have a finding? Not without enabled codes, an agent or LLM framework
-    import (prefilter.py), or with a file-level ``# dupguard: noqa``. A text test: no parse."""
-    return bool(codes) and might_matter(text, extra) and not file_is_exempt(text)
+    import (prefilter.py) or a name imported from a project module that shares agent state
+    (the project index), or with a file-level ``# dupguard: noqa``. A text test: no parse."""
+    if not codes:
+        return False
+    relevant = might_matter(text, extra) or (project is not None and project.has_objects())
+    return relevant and not file_is_exempt(text)
 
 
 # Python's tokenizer refuses brackets nested deeper than this ("too many nested parentheses");
@@ -196,15 +201,17 @@ def analyse_module(
     text: str | None = None,
     apply_noqa: bool = True,
     want_fixes: bool = True,
+    project: ProjectFacts | None = None,
 ) -> list:
     """(diagnostic, finding) pairs for a parsed module, sorted, one per diagnostic: the one
-    place that builds the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
+    place that builds the model, runs the rules and applies ``# noqa`` (check and fix share it).
+    ``project``: what the project index knows about the names the file imports."""
     from .rules import RuleContext, load
     from .semantic.builder import build_model
     from .semantic.catalog_loader import catalog_for
     from .semantic.positions import Positions
 
-    model = build_model(module, catalog_for(settings), settings)
+    model = build_model(module, catalog_for(settings), settings, project)
     ctx = RuleContext(Positions(module), want_fixes=want_fixes)
     rules = load()
     lines: list[str] | None = None
@@ -225,23 +232,44 @@ def analyse_module(
 
 
 def lint_text(
-    filename: str, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
+    filename: str,
+    text: str,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    apply_noqa: bool = True,
+    project: ProjectFacts | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for one file's text (the flake8 plugin's entry); :class:`SourceError` (a
     ``ValueError``) with a clear reason on bad input.
 
-    ``apply_noqa=False`` leaves ``# noqa`` to the host (flake8 applies its own).
+    ``apply_noqa=False`` leaves ``# noqa`` to the host (flake8 applies its own); ``project``:
+    the project index's facts for this file (``ProjectLink.facts_for``).
     """
-    if not gate(text, codes, extra_modules(settings)):
+    if not gate(text, codes, extra_modules(settings), project):
         return []
-    return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa)
+    return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa, project=project)
 
 
 def _lint_parsed(
-    filename: str, module: cst.Module, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
+    filename: str,
+    module: cst.Module,
+    text: str,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    apply_noqa: bool = True,
+    project: ProjectFacts | None = None,
 ) -> list[Diagnostic]:
     pairs = analyse_module(
-        filename, module, settings, codes, text=text, apply_noqa=apply_noqa, want_fixes=settings.with_fixes
+        filename,
+        module,
+        settings,
+        codes,
+        text=text,
+        apply_noqa=apply_noqa,
+        want_fixes=settings.with_fixes,
+        project=project,
     )
     if not any(finding.replacement is not None for _, finding in pairs):
         return [diag for diag, _ in pairs]
@@ -256,7 +284,8 @@ def _lint_parsed(
 
 # ----------------------------------------------------------------------------- many files
 
-Job = tuple[str, str, str, frozenset[str]]  # filename, text, encoding, codes: one relevant file
+# filename, text, encoding, codes, the project index's facts for it: one relevant file
+Job = tuple[str, str, str, frozenset[str], "ProjectFacts | None"]
 
 
 class Task:
@@ -277,8 +306,8 @@ class Task:
 
 def lint_job(job: Job, settings: Settings) -> list[Diagnostic]:
     """``check``'s task: the diagnostics of one relevant file."""
-    filename, text, _, codes = job
-    return _lint_parsed(filename, parse(text), text, settings, codes)
+    filename, text, _, codes, project = job
+    return _lint_parsed(filename, parse(text), text, settings, codes, project=project)
 
 
 LINT = Task("linting", lint_job)
@@ -419,6 +448,7 @@ def run(
     result = Run()
     enabled = settings.enabled_codes()
     extra = extra_modules(settings)
+    project = project_link(settings, cache)
     runner = _Runner(task, settings, jobs)
     queued: list[tuple[Source, str | None]] = []  # each job's file and cache key, in submission order
     read_errors: list[FileError] = []
@@ -442,28 +472,32 @@ def run(
             source = Source(filename, path, data if task.keeps_source else None)
             result.sources.append(source)
             codes = codes_for_file(filename, settings, enabled)
-            key = None
-            if cache is not None:
-                key = cache.key(data, codes)
-                cached = cache.get(key)
-                if cached is not None:
-                    source.value = [Diagnostic.from_cache(filename, d) for d in cached]
-                    continue
             try:
                 text, encoding = decode(data)
             except SourceError as exc:
                 source.error = str(exc)
                 decode_errors.append(FileError(filename, source.error))
                 continue
-            if not gate(text, codes, extra):
+            # what the file imports from the project's other modules (None for most files):
+            # part of the cache key, so a change to ``agent.py`` reaches the files using it
+            facts = project.facts_for(path if path is not None else Path(filename), text) if codes else None
+            key = None
+            if cache is not None:
+                key = cache.key(data, codes, facts.digest() if facts is not None else "")
+                cached = cache.get(key)
+                if cached is not None:
+                    source.value = [Diagnostic.from_cache(filename, d) for d in cached]
+                    continue
+            if not gate(text, codes, extra, facts):
                 if cache is not None and key is not None:
                     cache.put(key, [])
                 continue
             queued.append((source, key))
-            runner.add((filename, text, encoding, codes), len(paths) - index)
+            runner.add((filename, text, encoding, codes, facts), len(paths) - index)
         outcomes = runner.results()
     finally:
         runner.close()
+        project.save()
     result.errors.extend(read_errors)
     result.errors.extend(decode_errors)
     for (source, key), (value, error) in zip(queued, outcomes):
@@ -477,6 +511,15 @@ def run(
     if cache is not None:
         cache.save()
     return result
+
+
+def project_link(settings: Settings, cache: Cache | None = None) -> ProjectLink:
+    """The run's link to the project index (built on the first file that needs it, from the
+    project root's tree; kept with the results cache when there is one)."""
+    from .project import ProjectLink
+
+    directory = Path(settings.root) / settings.cache_dir if cache is not None else None
+    return ProjectLink(settings, extra_modules(settings), directory, __version__)
 
 
 # ----------------------------------------------------------------------------- check

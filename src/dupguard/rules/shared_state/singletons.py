@@ -18,10 +18,25 @@ def _what(shared: Shared) -> str:
     framework = f"{shared.entry.framework} " if shared.entry is not None else ""
     call = shared.binding.value_call if shared.binding is not None else None
     built = f" (`{call.func}(...)`)" if call is not None and call.func else ""
+    if shared.fact is not None:
+        built = f" (`{shared.fact.built}`)"
     return f"a stateful {framework}{noun}{built}"
 
 
+_HOW = {
+    "module": "bound at module level in {where}",
+    "state": "stored on the application state by a startup hook at {where}",
+    "attribute": "assigned to this module at startup by {where}",
+    "cached": "returned by a cached factory at {where}",
+}
+
+
 def _where(shared: Shared) -> str:
+    fact = shared.fact
+    if fact is not None:
+        if fact.role == "shared-factory":
+            return f"returned by the cached factory `{shared.name}()` ({fact.where})"
+        return _HOW.get(fact.how, "built at {where}").format(where=fact.where)
     if shared.factory is not None:
         return f"returned by the cached factory `{shared.factory.name}()`"
     if shared.owner_class is not None:
@@ -48,6 +63,23 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
         more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
+        if shared.fact is not None:
+            # built in another module: reported where this file uses it (or names it), and
+            # fixed where it is built
+            node = shared.report_node if shared.report_node is not None else first.node
+            if shared.fact.role == "runner":
+                what = f"runs {shared.fact.via}, {_what(shared)} {_where(shared)}"
+                used = "called here"
+            else:
+                what = f"is {_what(shared)} {_where(shared)}"
+                used = "used here" if shared.binding is None else "used"
+            yield Finding(
+                node,
+                f"`{shared.label}` {what}, shared by every request: {used}{via} in `{where}` "
+                f"(line {ctx.line(first.node)}){more}; {advice}",
+                fix_message=f"built in another module ({shared.fact.where}): fix it there",
+            )
+            continue
         replacement, fix_message = ctx.fix(model, ctx, shared)
         yield Finding(
             shared.report_node,

@@ -1,0 +1,1254 @@
+"""The project index: what the project's own modules share with each other (issue 14, classes 1 and 3).
+
+dupguard analyses one file at a time, but real applications build the agent in one module and
+serve it from another: ``app/core/agent.py`` builds ``agent = initialize_agent(..., memory=memory)``,
+``app/routes.py`` imports it (and no agent framework) and runs it per request. This module is
+the first pass that lets the second see that: it records, for each module of the project, the
+names another module can import that matter for shared state, and hands every file the facts
+about the names *it* imports (:class:`ProjectFacts`, consumed by ``semantic.builder``).
+
+What a name can be (:class:`Fact` ``role``):
+
+* ``object``: one stateful agent or memory (or a session-keyed store or graph: ``kind`` "keyed")
+  that outlives a request: bound at module level, stored on ``app.state`` by a startup hook, or
+  assigned to another module's attribute at startup (``routes.agent = Coordinator()``);
+* ``factory``: calling it builds a *new* stateful object (a project function returning one, or a
+  class whose instances hold one: ``self.memory = Memory(...)``); bound once at module level by
+  the importer, that object is shared again;
+* ``shared-factory``: calling it returns the *same* object every time (``@lru_cache``, or
+  ``return agent`` of a module-level agent): what FastAPI ``Depends(get_agent)`` hands every request;
+* ``runner``: calling it runs or mutates a shared object (``def get_response(q): return agent(q)``),
+  followed across modules;
+* ``key``: a constant (a module-level literal, or a literal attribute of a config class or of its
+  module-level instance): a session key that comes from one is the same for every request (DUP103).
+
+How it stays cheap (bench/RESULTS.md: irrelevant trees ≤ 2× ruff, agent code ≤ 1.3× the libcst
+parse + walk floor):
+
+* it is built only when a linted file needs it: a file that imports none of the project's
+  modules and does not touch ``app.state`` gets no facts, so the one-irrelevant-file run
+  (pre-commit) never walks the tree;
+* every file of the tree gets a *text* scan only: the prefilter's framework-import test, then
+  (only when some file is agent code) a regex for its imports. A tree without agent code stops
+  after the first test, and nothing here imports libcst;
+* ``ast`` (never libcst) parses only the modules a resolution reaches: the ones a linted file
+  imports from, what they re-export, and the files that assign ``app.state``; a module that
+  cannot reach agent code through its imports is never asked for objects;
+* with a cache directory, each file's scan and summary are kept by size and mtime (then by
+  content hash): a warm run stats the tree and parses nothing.
+
+The flake8 plugin sees one file: it builds the same index for the file's project root (once per
+process, from the same cache), so it knows what the CLI knows about imported names; it cannot
+know about a file that flake8 was not given and that is not under the project root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .prefilter import might_matter
+
+OBJECT = "object"
+FACTORY = "factory"
+SHARED_FACTORY = "shared-factory"
+RUNNER = "runner"
+KEY = "key"
+
+AGENT = "agent"
+MEMORY = "memory"
+KEYED = "keyed"  # a store or graph keyed by a session id (checkpointer, compiled graph with one)
+STATEFUL = (AGENT, MEMORY)
+
+STATE = "@state."  # facts about ``app.state.<attr>`` are filed under "@state.<attr>"
+
+# functions that run once when the application starts: an assignment there to ``app.state.x``
+# or to another module's attribute holds for the whole process (FastAPI/Starlette ``lifespan``
+# and ``on_event("startup")``, Quart ``before_serving``, Flask ``before_first_request``, Sanic
+# ``listener``; the names are the usual spellings of the same hooks)
+STARTUP_NAMES = frozenset(
+    {"lifespan", "app_lifespan", "startup", "on_startup", "startup_event", "init_app", "create_app", "setup"}
+)
+STARTUP_DECORATORS = frozenset(
+    {"asynccontextmanager", "on_event", "on_startup", "before_serving", "before_first_request", "listener"}
+)
+# decorators that make a function return one object for the whole process
+CACHE_DECORATORS = frozenset(
+    {
+        "functools.lru_cache",
+        "functools.cache",
+        "streamlit.cache_resource",
+        "streamlit.experimental_singleton",
+        "cachetools.cached",
+        "async_lru.alru_cache",
+    }
+)
+CACHE_DECORATOR_NAMES = frozenset({"lru_cache", "cache", "cache_resource", "experimental_singleton", "alru_cache"})
+# catalog entries that are session-keyed only when compiled with a checkpointer (a compiled
+# graph without one keeps nothing between runs: a constant thread id there selects nothing)
+NEEDS_CHECKPOINTER = ("compile", "create_react_agent", "create_agent")
+
+
+class Fact(NamedTuple):
+    """What an importable name of the project is, for shared state (see the module docstring)."""
+
+    role: str  # OBJECT | FACTORY | SHARED_FACTORY | RUNNER | KEY
+    kind: str  # AGENT | MEMORY | KEYED ("" for KEY)
+    where: str  # "app/core/agent.py:8": where it is built or bound
+    built: str  # what builds it, for messages: "initialize_agent(...)", "ChatAgent(...)"
+    framework: str = ""
+    run_methods: tuple[str, ...] = ()  # methods that run it or mutate it
+    via: str = ""  # RUNNER: the object it runs, "`agent` (app/agent.py:12)"
+    value: str = ""  # KEY: the literal, as written
+    how: str = ""  # OBJECT: "module" | "state" | "attribute" | "cached": how it outlives a request
+
+
+class ProjectFacts(NamedTuple):
+    """The facts one file consumes: the project names it imports (by the qualified name the
+    model gives them), the ``app.state`` attributes the project sets, and its own module-level
+    names that another module assigns at startup. ``package`` resolves relative imports."""
+
+    package: str
+    module: str
+    facts: dict[str, Fact]
+
+    def get(self, qualified: str | None) -> Fact | None:
+        return self.facts.get(qualified) if qualified else None
+
+    def state(self, attr: str) -> Fact | None:
+        return self.facts.get(STATE + attr)
+
+    def has_objects(self) -> bool:
+        """Anything that can make the file's code share state (constants alone cannot)."""
+        return any(fact.role != KEY for fact in self.facts.values())
+
+    def digest(self) -> str:
+        """What the file's results depend on besides its own bytes (the results cache key)."""
+        import hashlib
+        import json
+
+        data = json.dumps(sorted((k, list(v)) for k, v in self.facts.items()), separators=(",", ":"))
+        return hashlib.blake2b(f"{self.package}|{self.module}|{data}".encode(), digest_size=16).hexdigest()
+
+
+def absolute_module(package: str, level: int, module: str) -> str | None:
+    """``from ..x import y`` in package ``a.b.c`` → "a.b.x"; None past the top of the tree."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(base) if base else None
+
+
+# ----------------------------------------------------------------------------- the text scan
+
+# ``from .x import (a, b as c)`` / ``import a.b as c, d``: the project's import graph without a
+# parse. Lines inside strings can match too; they only make the graph larger.
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]*)", re.M)
+# an assignment to ``x.y`` (not ``self.``/``cls.``): where ``app.state.agent = ...`` and
+# ``routes.agent = ...`` come from
+_SETS_ATTR = re.compile(r"^[ \t]*(?!self\.|cls\.)[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+class Imported(NamedTuple):
+    """One imported name: ``local`` as the file binds it, ``qualified`` as the model resolves it."""
+
+    local: str
+    qualified: str
+
+
+def scan_imports(text: str, package: str) -> list[Imported]:
+    """The names a text imports, resolved the way ``semantic.builder`` resolves them (relative
+    imports against ``package``). ``import a.b`` binds ``a`` but names the module ``a.b``."""
+    out: list[Imported] = []
+    if "import" not in text:
+        return out
+    for match in _FROM.finditer(text):
+        dots, module, names = match.groups()
+        base = absolute_module(package, len(dots), module)
+        if base is None:
+            continue
+        for item in names.strip("()").replace("\\\n", " ").split(","):
+            words = item.split()
+            if not words or words[0] == "*":
+                continue
+            name = words[0]
+            local = words[2] if len(words) >= 3 and words[1] == "as" else name
+            if name.isidentifier() and local.isidentifier():
+                out.append(Imported(local, f"{base}.{name}"))
+    for match in _IMPORT.finditer(text):
+        for item in match.group(1).replace("\\\n", " ").split(","):
+            words = item.split()
+            if not words or not all(part.isidentifier() for part in words[0].split(".")):
+                continue
+            dotted = words[0]
+            local = words[2] if len(words) >= 3 and words[1] == "as" else dotted.split(".")[0]
+            out.append(Imported(local, dotted))
+    return out
+
+
+class Scan(NamedTuple):
+    """A file's text facts: is it agent code (the prefilter), what it imports, does it assign attributes."""
+
+    framework: bool
+    imports: tuple[tuple[int, str, tuple[str, ...]], ...]  # (level, module, names) per statement
+    sets_attr: bool
+    mentions_state: bool
+
+
+def scan_text(text: str, extra: tuple[str, ...]) -> Scan:
+    statements: list[tuple[int, str, tuple[str, ...]]] = []
+    if "import" in text:
+        for match in _FROM.finditer(text):
+            dots, module, names = match.groups()
+            words = tuple(w.split()[0] for w in names.strip("()").split(",") if w.split())
+            statements.append((len(dots), module, words))
+        for match in _IMPORT.finditer(text):
+            for item in match.group(1).split(","):
+                if item.split():
+                    statements.append((0, item.split()[0], ()))
+    return Scan(
+        might_matter(text, extra), tuple(statements), _SETS_ATTR.search(text) is not None, ".state." in text
+    )
+
+
+# ----------------------------------------------------------------------------- the ast summary
+
+Expr = list  # ["call", callee, kwargs, args, line] | ["name", dotted] | ["lit", repr] | ["fstr", names] | ["other"]
+
+
+def _dotted(node: Any) -> str | None:
+    import ast
+
+    parts = []
+    while True:
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):  # ``StateGraph(S).compile`` → "StateGraph().compile"
+            inner = _dotted(node.func)
+            if inner is None:
+                return None
+            parts.append(inner + "()")
+            return ".".join(reversed(parts))
+        else:
+            return None
+
+
+def _args(call: Any) -> list[str]:
+    import ast
+
+    out = []
+    for value in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(value, ast.Starred):
+            value = value.value
+        elements = value.elts if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else [value]
+        for element in elements:
+            text = _dotted(element)
+            if text:
+                out.append(text)
+    return out
+
+
+def _expr(node: Any) -> Expr:
+    import ast
+
+    if isinstance(node, ast.Await):
+        node = node.value
+    if isinstance(node, ast.Call):
+        callee = _dotted(node.func)
+        if callee is None:
+            return ["other"]
+        return ["call", callee, [k.arg for k in node.keywords if k.arg], _args(node), node.lineno]
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        text = _dotted(node)
+        return ["name", text] if text else ["other"]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+        return ["lit", repr(node.value)]
+    if isinstance(node, ast.JoinedStr):
+        names = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                names.append(_dotted(value.value) or "?")
+        return ["fstr", names]
+    return ["other"]
+
+
+def _is_main_test(test: Any) -> bool:
+    import ast
+
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def _module_statements(body: list) -> list:
+    """Statements that run at import: the module body and the bodies of its ``if``/``try``/
+    ``with`` blocks, but not ``if __name__ == "__main__":``."""
+    import ast
+
+    out = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, ast.If):
+            if not _is_main_test(stmt.test):
+                out.extend(_module_statements(stmt.body) + _module_statements(stmt.orelse))
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            for block in (stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)):
+                out.extend(_module_statements(block))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out.extend(_module_statements(stmt.body))
+    return out
+
+
+def _function(fn: Any) -> dict:
+    """A function's uses (dotted texts it calls, calls methods on, or passes), its locals,
+    returns, decorators and ``self.x()`` calls."""
+    import ast
+
+    uses: dict[str, int] = {}
+    self_calls: set[str] = set()
+    local: set[str] = set()
+    declared_global: set[str] = set()
+    returns: list[Expr] = []
+    args = fn.args
+    for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if a is not None:
+            local.add(a.arg)
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            callee = _dotted(node.func)
+            if callee:
+                uses.setdefault(callee, node.lineno)
+                if isinstance(node.func, ast.Attribute):
+                    receiver = _dotted(node.func.value)
+                    if receiver:
+                        uses.setdefault(receiver, node.lineno)
+                        if receiver == "self":
+                            self_calls.add(node.func.attr)
+            for text in _args(node):
+                uses.setdefault(text, node.lineno)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            returns.append(_expr(node.value))
+        elif isinstance(node, ast.Global):
+            declared_global.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            local.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            local.add(node.name)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            # a nested function runs when the outer one does (or is handed out by it); its
+            # returns are not the outer function's
+            stack.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, ast.arguments))
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    decorators = []
+    for d in fn.decorator_list:
+        text = _dotted(d.func if isinstance(d, ast.Call) else d)
+        if text:
+            decorators.append(text)
+    return {
+        "line": fn.lineno,
+        "deco": decorators,
+        "ret": returns,
+        "uses": dict(sorted(uses.items())),
+        "self_calls": sorted(self_calls),
+        "locals": sorted(local - declared_global),
+    }
+
+
+def summarise(source: bytes | str) -> dict | None:
+    """What a module defines and imports, as plain JSON data (kept in the cache); None when the
+    file does not parse (pass 2 reports that; here it just exports nothing)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    imports: dict[str, list] = {}
+    binds: dict[str, list] = {}
+    defs: dict[str, dict] = {}
+    classes: dict[str, dict] = {}
+    setattrs: list[list] = []
+
+    def note_setattr(stmt: Any, fn: str | None, decorators: list[str]) -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            text = _dotted(target) if isinstance(target, ast.Attribute) else None
+            if text and "()" not in text and text.split(".")[0] not in ("self", "cls") and stmt.value is not None:
+                setattrs.append([text, stmt.lineno, _expr(stmt.value), fn, decorators])
+
+    for stmt in _module_statements(tree.body):
+        if isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                if alias.name != "*":
+                    imports[alias.asname or alias.name] = [stmt.level, stmt.module or "", alias.name]
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    imports[alias.asname] = [0, alias.name, None]
+                else:
+                    imports.setdefault(alias.name.split(".")[0], [0, alias.name.split(".")[0], None])
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    binds[target.id] = [stmt.lineno, _expr(stmt.value)]
+                    imports.pop(target.id, None)
+            note_setattr(stmt, None, [])
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs[stmt.name] = _function(stmt)
+            for inner in ast.walk(stmt):
+                if isinstance(inner, (ast.Assign, ast.AnnAssign)):
+                    note_setattr(inner, stmt.name, defs[stmt.name]["deco"])
+        elif isinstance(stmt, ast.ClassDef):
+            classes[stmt.name] = _class(stmt)
+    return {"imports": imports, "binds": binds, "defs": defs, "classes": classes, "setattrs": setattrs}
+
+
+def _class(node: Any) -> dict:
+    import ast
+
+    attrs: dict[str, list] = {}
+    members: dict[str, list] = {}
+    methods: dict[str, dict] = {}
+    for stmt in node.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if isinstance(target, ast.Name):
+                    attrs[target.id] = [stmt.lineno, _expr(stmt.value)]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods[stmt.name] = _function(stmt)
+            for inner in ast.walk(stmt):
+                if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None:
+                    for target in inner.targets if isinstance(inner, ast.Assign) else [inner.target]:
+                        text = _dotted(target) if isinstance(target, ast.Attribute) else None
+                        if text and text.count(".") == 1 and text.startswith("self."):
+                            # ``__init__`` first: the object the instance starts with
+                            if text[5:] not in members or stmt.name == "__init__":
+                                members[text[5:]] = [inner.lineno, _expr(inner.value)]
+    bases = [b for b in (_dotted(base) for base in node.bases) if b]
+    return {"line": node.lineno, "bases": bases, "attrs": attrs, "members": members, "methods": methods}
+
+
+# ----------------------------------------------------------------------------- the index
+
+
+class _Produce(NamedTuple):
+    """What calling something builds: a stateful (or keyed) object, and whether every call
+    returns the same one (a cached factory, an accessor of a module-level object)."""
+
+    kind: str
+    framework: str
+    built: str
+    run_methods: tuple[str, ...]
+    where: str
+    same: bool = False
+
+
+class _File:
+    """One file of the tree: where it is, its module names, its scan and summary (cached)."""
+
+    __slots__ = ("hash", "mtime", "module", "package", "path", "rel", "scan", "size", "summary", "text")
+
+    def __init__(self, path: Path, rel: str) -> None:
+        self.path = path
+        self.rel = rel
+        self.module = ""
+        self.package = ""
+        self.size = self.mtime = -1
+        self.hash = ""
+        self.scan: Scan | None = None
+        self.summary: dict | None | bool = False  # False: not summarised yet
+        self.text: str | None = None
+
+
+class ProjectIndex:
+    """The index of one project tree: built once (:meth:`build`), then asked per file
+    (:meth:`facts_for`). Construction does no I/O."""
+
+    def __init__(self, root: Path, roots: tuple[str, ...], extra: tuple[str, ...], catalog_settings: Any) -> None:
+        self.root = root
+        self.roots = [r for r in ((root / d).resolve() for d in roots) if r.is_dir()]
+        self.extra = extra
+        self._settings = catalog_settings
+        self.files: dict[Path, _File] = {}
+        self.modules: dict[str, _File] = {}
+        self.framework_files = 0
+        self._tainted: set[str] | None = None
+        self._catalog: Any = None
+        self._memo: dict[Any, Any] = {}
+        self._busy: set[Any] = set()
+        self._state: dict[str, Fact] = {}
+        self._attrs: dict[tuple[str, str], Fact] = {}  # (module, name) → fact set from another module
+        self._store: _Store | None = None
+        self.built = False
+
+    # ------------------------------------------------------------------ building
+
+    def build(self, tree: list[Path], store: _Store | None = None) -> None:
+        """Scan every file of the tree (text only); when some file is agent code, find the
+        startup assignments (``app.state.x = ...``) that other modules rely on."""
+        self.built = True
+        self._store = store
+        for path in tree:
+            try:
+                resolved = path.resolve()
+                rel = resolved.relative_to(self.root).as_posix()
+            except (OSError, ValueError, RuntimeError):
+                continue
+            record = _File(resolved, rel)
+            self.files[resolved] = record
+            names = self._names(resolved)
+            if names:
+                record.module, is_package = names[0]
+                record.package = record.module if is_package else record.module.rpartition(".")[0]
+                for name, _ in names:
+                    self.modules.setdefault(name, record)
+        for record in self.files.values():
+            self._scan(record)
+            if record.scan is not None and record.scan.framework:
+                self.framework_files += 1
+        if not self.framework_files:
+            return  # no agent code anywhere: nothing can be shared
+        for record in self.files.values():
+            scan = record.scan
+            if scan is not None and scan.sets_attr and (scan.framework or self._reaches_agent_code(record)):
+                self._startup_facts(record)
+
+    def _names(self, path: Path) -> list[tuple[str, bool]]:
+        """The module names ``path`` is importable as, one per import root that holds it."""
+        out = []
+        for root in self.roots:
+            try:
+                parts = list(path.relative_to(root).with_suffix("").parts)
+            except ValueError:
+                continue
+            is_package = bool(parts) and parts[-1] == "__init__"
+            if is_package:
+                parts.pop()
+            if parts and all(p.isidentifier() for p in parts):
+                out.append((".".join(parts), is_package))
+        return out
+
+    def _read(self, record: _File) -> str | None:
+        try:
+            data = record.path.read_bytes()
+        except OSError:
+            return None
+        import hashlib
+
+        record.hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return data.decode("utf-8", "replace")
+
+    def _scan(self, record: _File) -> None:
+        try:
+            st = record.path.stat()
+        except OSError:
+            return
+        record.size, record.mtime = st.st_size, st.st_mtime_ns
+        cached = self._store.lookup(record) if self._store is not None else None
+        if cached is not None:
+            record.scan, record.summary = cached
+            return
+        text = self._read(record)
+        if text is None:
+            return
+        cached = self._store.by_hash(record.hash) if self._store is not None else None
+        if cached is not None:
+            record.scan, record.summary = cached
+        else:
+            record.scan = scan_text(text, self.extra)
+            record.text = text if record.scan.framework or record.scan.sets_attr else None
+        if self._store is not None:
+            self._store.note(record)
+
+    def _summary(self, record: _File) -> dict | None:
+        if record.summary is False:
+            text = record.text if record.text is not None else self._read(record)
+            record.summary = summarise(text) if text is not None else None
+            record.text = None
+            if self._store is not None:
+                self._store.note(record)
+        return record.summary  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ the import graph
+
+    def module_file(self, qualified: str) -> _File | None:
+        return self.modules.get(qualified)
+
+    def _split(self, qualified: str) -> tuple[_File, list[str]] | None:
+        """The longest prefix of ``qualified`` that is a project module, and the names after it."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            record = self.modules.get(".".join(parts[:cut]))
+            if record is not None:
+                return record, parts[cut:]
+        return None
+
+    def _reaches_agent_code(self, record: _File) -> bool:
+        """Can this module hand out agent state: is it agent code, or does it import (directly
+        or through other project modules) a module that is? Text only: the regex scan."""
+        if self._tainted is None:
+            importers: dict[str, set[str]] = {}
+            for other in self.files.values():
+                if other.scan is None or not other.module:
+                    continue
+                for level, module, names in other.scan.imports:
+                    base = absolute_module(other.package, level, module)
+                    if base is None:
+                        continue
+                    for target in (base, *(f"{base}.{n}" for n in names)):
+                        found = self._split(target)
+                        if found is not None:
+                            importers.setdefault(found[0].module, set()).add(other.module)
+            work = [r.module for r in self.files.values() if r.scan is not None and r.scan.framework and r.module]
+            tainted = set(work)
+            while work:
+                for importer in importers.get(work.pop(), ()):
+                    if importer not in tainted:
+                        tainted.add(importer)
+                        work.append(importer)
+            self._tainted = tainted
+        return record.module in self._tainted
+
+    # ------------------------------------------------------------------ facts for a file
+
+    def facts_for(self, path: Path | None, text: str) -> ProjectFacts | None:
+        """The facts ``text`` (the file at ``path``, or stdin given that name) consumes, or None
+        when it consumes none."""
+        if not self.framework_files:
+            return None
+        record = self._record(path)
+        package = record.package if record is not None else ""
+        module = record.module if record is not None else ""
+        facts: dict[str, Fact] = {}
+        constants: list[tuple[str, _File, list[str]]] = []
+        for imported in scan_imports(text, package):
+            found = self._split(imported.qualified)
+            if found is None:
+                continue
+            if not self._reaches_agent_code(found[0]):
+                # a module that cannot reach agent code exports constants at most: read it only
+                # if the file turns out to be agent code (below)
+                constants.append((imported.qualified, *found))
+                continue
+            self._add(facts, imported.qualified, found[0], found[1])
+        if constants and (facts or might_matter(text, self.extra)):
+            for qualified, record, rest in constants:
+                self._add(facts, qualified, record, rest)
+        if module:
+            for (owner, name), fact in self._attrs.items():
+                if owner == module:
+                    facts[f"{module}.{name}"] = fact
+        if self._state and ".state." in text:
+            for attr, fact in self._state.items():
+                facts[STATE + attr] = fact
+        if not facts:
+            return None
+        return ProjectFacts(package, module, facts)
+
+    def _add(self, facts: dict[str, Fact], qualified: str, record: _File, rest: list[str]) -> None:
+        fact = self.fact(qualified)
+        if fact is not None:
+            facts[qualified] = fact
+        elif not rest:  # a module: its members, by the names the model will resolve
+            for name, member in self._members(record).items():
+                facts[f"{qualified}.{name}"] = member
+
+    def _record(self, path: Path | None) -> _File | None:
+        if path is None:
+            return None
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):
+            return None
+        record = self.files.get(resolved)
+        if record is None:  # named on the command line but excluded from the tree: still a module
+            names = self._names(resolved)
+            if names:
+                record = _File(resolved, resolved.name)
+                record.module, is_package = names[0]
+                record.package = record.module if is_package else record.module.rpartition(".")[0]
+        return record
+
+    def _members(self, record: _File) -> dict[str, Fact]:
+        key = ("members", record.module)
+        if key not in self._memo:
+            self._memo[key] = {}
+            out = {}
+            summary = self._summary(record)
+            if summary is not None:
+                names = {*summary["binds"], *summary["defs"], *summary["classes"]}
+                names |= {n for n, spec in summary["imports"].items() if spec[2] is not None}
+                for name in sorted(names):
+                    fact = self.fact(f"{record.module}.{name}")
+                    if fact is not None:
+                        out[name] = fact
+            self._memo[key] = out
+        return self._memo[key]
+
+    # ------------------------------------------------------------------ resolution
+
+    @property
+    def catalog(self) -> Any:
+        if self._catalog is None:
+            from .semantic.catalog_loader import catalog_for
+
+            self._catalog = catalog_for(self._settings)
+        return self._catalog
+
+    def _where(self, record: _File, line: int) -> str:
+        return f"{record.rel}:{line}"
+
+    def _target(self, record: _File, dotted: str, depth: int = 0) -> tuple | None:
+        """What ``dotted`` names in ``record``'s module: ("ext", qualified), ("module", file),
+        ("bind" | "def" | "class", file, name, rest), or None."""
+        if depth > 12:
+            return None
+        summary = self._summary(record)
+        if summary is None:
+            return None
+        head, _, rest = dotted.replace("()", "").partition(".")
+        if head in summary["binds"]:
+            return ("bind", record, head, rest)
+        if head in summary["defs"]:
+            return ("def", record, head, rest)
+        if head in summary["classes"]:
+            return ("class", record, head, rest)
+        spec = summary["imports"].get(head)
+        if spec is None:
+            return None
+        level, module, name = spec
+        base = absolute_module(record.package, level, module)
+        if base is None:
+            return None
+        qualified = f"{base}.{name}" if name else base
+        return self._lookup(f"{qualified}.{rest}" if rest else qualified, depth + 1)
+
+    def _lookup(self, qualified: str, depth: int = 0) -> tuple | None:
+        found = self._split(qualified)
+        if found is None:
+            return ("ext", qualified)
+        record, rest = found
+        if not rest:
+            return ("module", record)
+        key = ("lookup", record.module, ".".join(rest))
+        if key in self._busy:
+            return None  # an import cycle
+        self._busy.add(key)
+        try:
+            return self._target(record, ".".join(rest), depth)
+        finally:
+            self._busy.discard(key)
+
+    def fact(self, qualified: str) -> Fact | None:
+        """The fact about a qualified name of the project, or None."""
+        key = ("fact", qualified)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            target = self._lookup(qualified)
+            value = self._fact_of(target) if target is not None else None
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _fact_of(self, target: tuple) -> Fact | None:
+        kind = target[0]
+        if kind in ("ext", "module"):
+            return None
+        _, record, name, rest = target
+        summary = self._summary(record)
+        assert summary is not None
+        if kind == "bind":
+            line, expr = summary["binds"][name]
+            if rest:
+                return self._config_attr(record, expr, rest)
+            attr = self._attrs.get((record.module, name))
+            if attr is not None:
+                return attr
+            if expr[0] == "lit":
+                return Fact(KEY, "", self._where(record, line), name, value=expr[1])
+            return self._object(record, name, line, expr)
+        if kind == "def":
+            if rest:
+                return None
+            return self._function_fact(record, name)
+        if rest:  # Config.SESSION_ID
+            attr_spec = summary["classes"][name]["attrs"].get(rest)
+            if attr_spec and attr_spec[1][0] == "lit":
+                return Fact(KEY, "", self._where(record, attr_spec[0]), f"{name}.{rest}", value=attr_spec[1][1])
+            return None
+        produce = self._class_produce(record, name)
+        if produce is not None and produce.kind in STATEFUL:
+            return Fact(FACTORY, produce.kind, produce.where, produce.built, produce.framework, produce.run_methods)
+        return None
+
+    def _config_attr(self, record: _File, expr: Expr, attr: str) -> Fact | None:
+        """``settings.SESSION_ID`` where ``settings = Settings()`` of a project class whose
+        ``SESSION_ID`` is a literal: a key that is the same for every request."""
+        if expr[0] != "call" or "." in attr:
+            return None
+        target = self._target(record, expr[1])
+        if target is None or target[0] != "class" or target[3]:
+            return None
+        owner = self._summary(target[1])
+        assert owner is not None
+        spec = owner["classes"][target[2]]["attrs"].get(attr)
+        if spec is None or spec[1][0] != "lit":
+            return None
+        return Fact(KEY, "", self._where(target[1], spec[0]), f"{target[2]}.{attr}", value=spec[1][1])
+
+    def _object(self, record: _File, name: str, line: int, expr: Expr, how: str = "module") -> Fact | None:
+        if expr[0] == "name":  # ``agent = other_agent``
+            target = self._target(record, expr[1])
+            if target is None or target[0] != "bind" or (target[1], target[2]) == (record, name):
+                return None
+            fact = self._fact_of(target)
+            return fact if fact is not None and fact.role == OBJECT else None
+        if expr[0] != "call":
+            return None
+        produce = self.produce(record, expr)
+        if produce is None:
+            return None
+        where = self._where(record, line)
+        if produce.same:  # ``agent = get_agent()`` of a cached factory: that factory's object
+            how, where = "cached", produce.where
+        return Fact(OBJECT, produce.kind, where, produce.built, produce.framework, produce.run_methods, how=how)
+
+    def _function_fact(self, record: _File, name: str) -> Fact | None:
+        produce = self._function_produce(record, name)
+        if produce is not None and produce.kind in STATEFUL:
+            role = SHARED_FACTORY if produce.same else FACTORY
+            return Fact(role, produce.kind, produce.where, produce.built, produce.framework, produce.run_methods)
+        runs = self._runs(record, name)
+        if runs is not None:
+            obj, via = runs
+            return Fact(RUNNER, obj.kind, obj.where, obj.built, obj.framework, obj.run_methods, via=via, how=obj.how)
+        return None
+
+    # ------------------------------------------------------------------ what calls build
+
+    def produce(self, record: _File, expr: Expr, depth: int = 0) -> _Produce | None:
+        """What the call ``expr`` (in ``record``'s module) builds, when it is stateful or keyed."""
+        if expr[0] != "call" or depth > 6:
+            return None
+        callee, kwargs = expr[1], expr[2]
+        target = self._target(record, callee)
+        if target is None:
+            return None
+        if target[0] == "ext":
+            return self._catalog_produce(record, target[1], kwargs, expr[4], callee)
+        if target[0] == "def" and not target[3]:
+            return self._function_produce(target[1], target[2], depth + 1)
+        if target[0] == "class" and not target[3]:
+            return self._class_produce(target[1], target[2])
+        if target[0] == "bind" and target[3]:
+            # ``builder.compile(...)`` where ``builder = StateGraph(...)``: the method of the class
+            summary = self._summary(target[1])
+            assert summary is not None
+            _, bound = summary["binds"][target[2]]
+            if bound[0] == "call":
+                base = self._target(target[1], bound[1])
+                if base is not None and base[0] == "ext":
+                    return self._catalog_produce(record, f"{base[1]}.{target[3]}", kwargs, expr[4], callee)
+        return None
+
+    def _catalog_produce(self, record: _File, qualified: str, kwargs: list, line: int, text: str) -> _Produce | None:
+        from .semantic.catalog import Kind
+
+        entry = self.catalog.lookup(qualified)
+        if entry is None:
+            return None
+        kind = entry.kind
+        if kind is Kind.STATELESS and set(entry.stateful_if_kwargs) & set(kwargs):
+            kind = Kind.AGENT
+        where = self._where(record, line)
+        built = f"{text}(...)"
+        if kind in (Kind.AGENT, Kind.MEMORY):
+            return _Produce(kind.value, entry.framework, built, entry.run_methods, where)
+        if kind is Kind.STATELESS and entry.session_kwargs:
+            if any(part in qualified for part in NEEDS_CHECKPOINTER) and "checkpointer" not in kwargs:
+                return None
+            return _Produce(KEYED, entry.framework, built, entry.run_methods, where)
+        return None
+
+    def _function_produce(self, record: _File, name: str, depth: int = 0) -> _Produce | None:
+        key = ("produce", record.module, name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy or depth > 6:
+            return None
+        self._busy.add(key)
+        try:
+            value = self._function_produce_uncached(record, name, depth)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _function_produce_uncached(self, record: _File, name: str, depth: int) -> _Produce | None:
+        summary = self._summary(record)
+        assert summary is not None
+        fn = summary["defs"][name]
+        cached = any(self._is_cache(record, d) for d in fn["deco"])
+        for ret in fn["ret"]:
+            if ret[0] == "call":
+                produce = self.produce(record, ret, depth + 1)
+                if produce is not None:
+                    return produce._replace(same=cached or produce.same)
+            elif ret[0] == "name" and ret[1] not in fn["locals"]:
+                target = self._target(record, ret[1])
+                if target is not None and target[0] == "bind" and not target[3]:
+                    fact = self._fact_of(target)
+                    if fact is not None and fact.role == OBJECT:
+                        # an accessor: ``def get_agent(): return agent`` hands out the one object
+                        return _Produce(fact.kind, fact.framework, fact.built, fact.run_methods, fact.where, True)
+        return None
+
+    def _is_cache(self, record: _File, decorator: str) -> bool:
+        target = self._target(record, decorator)
+        if target is not None and target[0] == "ext":
+            return target[1] in CACHE_DECORATORS
+        return decorator.rpartition(".")[2] in CACHE_DECORATOR_NAMES and target is None
+
+    def _class_produce(self, record: _File, name: str) -> _Produce | None:
+        """A project class whose instances hold a stateful object (``self.memory = Memory(...)``,
+        or a catalog agent as a base class): its instances are stateful, and the methods that
+        touch what it holds are its run methods."""
+        key = ("class", record.module, name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            value = self._class_produce_uncached(record, name)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _class_produce_uncached(self, record: _File, name: str) -> _Produce | None:
+        summary = self._summary(record)
+        assert summary is not None
+        cls = summary["classes"][name]
+        held: dict[str, _Produce] = {}
+        for attr, (_, expr) in {**cls["attrs"], **cls["members"]}.items():
+            produce = self.produce(record, expr)
+            if produce is not None and produce.kind in STATEFUL:
+                held[attr] = produce
+        inherited: tuple[str, ...] = ()
+        base_produce = None
+        for base in cls["bases"]:
+            target = self._target(record, base)
+            if target is None:
+                continue
+            if target[0] == "ext":
+                base_produce = self._catalog_produce(record, target[1], [], cls["line"], base)
+            elif target[0] == "class" and not target[3]:
+                base_produce = self._class_produce(target[1], target[2])
+            if base_produce is not None and base_produce.kind in STATEFUL:
+                inherited = base_produce.run_methods
+                break
+            base_produce = None
+        if not held and base_produce is None:
+            return None
+        methods = cls["methods"]
+        touching = {
+            m
+            for m, spec in methods.items()
+            if m != "__init__"
+            and any(u == f"self.{a}" or u.startswith(f"self.{a}.") for u in spec["uses"] for a in held)
+        }
+        if base_produce is not None:
+            touching |= {m for m in methods if m in inherited}
+        grew = True
+        while grew:  # ``self.reply()`` → a method that touches the held object
+            grew = False
+            for m, spec in methods.items():
+                if m not in touching and m != "__init__" and set(spec["self_calls"]) & touching:
+                    touching.add(m)
+                    grew = True
+        agents = [p for p in held.values() if p.kind == AGENT]
+        chosen = agents[0] if agents else (next(iter(held.values())) if held else base_produce)
+        assert chosen is not None
+        what = next((f"self.{a}" for a, p in held.items() if p is chosen), f"a {base_produce.built} base")
+        return _Produce(
+            chosen.kind,
+            chosen.framework,
+            f"{name}(...) (holds {chosen.built} as `{what}`)" if held else f"{name}(...)",
+            tuple(sorted(touching | set(inherited))),
+            self._where(record, cls["line"]),
+        )
+
+    # ------------------------------------------------------------------ runners
+
+    def _runs(self, record: _File, name: str) -> tuple[Fact, str] | None:
+        """(the shared object a project function runs or mutates, where: "`agent`
+        (app/chat.py:5)"), when it uses one: a module-level stateful object, a cached factory's object, app state set
+        at startup, or through another project function that does."""
+        key = ("runs", record.module, name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            value = self._runs_uncached(record, name)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _runs_uncached(self, record: _File, name: str) -> tuple[Fact, str] | None:
+        summary = self._summary(record)
+        assert summary is not None
+        fn = summary["defs"][name]
+        local = set(fn["locals"])
+        for use, line in fn["uses"].items():
+            here = f"`{use}` ({self._where(record, line)})"
+            if ".state." in f".{use}":
+                attr = use.rpartition("state.")[2].split(".")[0]
+                fact = self._state.get(attr)
+                if fact is not None and fact.kind in STATEFUL:
+                    return fact, here
+                continue
+            head = use.split(".")[0].removesuffix("()")
+            if head in local or head == "self":
+                continue
+            target = self._target(record, use)
+            if target is None or target[0] in ("ext", "module"):
+                continue
+            if target[0] == "bind" and not target[3]:
+                fact = self._fact_of(target)
+                if fact is not None and fact.role == OBJECT and fact.kind in STATEFUL:
+                    return fact, here
+            elif target[0] == "def" and not target[3]:
+                produce = self._function_produce(target[1], target[2])
+                if produce is not None and produce.same and produce.kind in STATEFUL:
+                    fact = Fact(
+                        OBJECT, produce.kind, produce.where, produce.built, produce.framework, produce.run_methods
+                    )
+                    return fact._replace(how="cached"), f"`{use.removesuffix('()')}()` ({self._where(record, line)})"
+                inner = self._runs(target[1], target[2])
+                if inner is not None:
+                    return inner[0], inner[1]
+        return None
+
+    # ------------------------------------------------------------------ startup assignments
+
+    def _startup_facts(self, record: _File) -> None:
+        """``app.state.agent = Agent()`` or ``routes.agent = Coordinator()`` in a startup hook
+        (or at module level): an object every request of the process reaches."""
+        summary = self._summary(record)
+        if summary is None:
+            return
+        for target, line, expr, fn, decorators in summary["setattrs"]:
+            if fn is not None and not (
+                fn in STARTUP_NAMES or any(d.rpartition(".")[2] in STARTUP_DECORATORS for d in decorators)
+            ):
+                continue
+            if expr[0] != "call":
+                continue
+            if ".state." in f".{target}":
+                attr = target.rpartition("state.")[2]
+                if "." in attr:
+                    continue
+                fact = self._object(record, attr, line, expr, how="state")
+                if fact is not None:
+                    self._state.setdefault(attr, fact)
+                continue
+            owner, _, attr = target.rpartition(".")
+            if "." in owner:
+                continue
+            found = self._target(record, owner)
+            if found is not None and found[0] == "module":
+                fact = self._object(record, attr, line, expr, how="attribute")
+                if fact is not None and fact.kind in STATEFUL:
+                    self._attrs.setdefault((found[1].module, attr), fact)
+
+
+# ----------------------------------------------------------------------------- the cache
+
+
+class _Store:
+    """Each file's scan and summary, kept between runs: by (path, size, mtime), then by content
+    hash. One JSON file per dupguard version in the cache directory; unreadable means empty."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, list] = {}
+        self._by_hash: dict[str, list] = {}
+        self._seen: dict[str, list] = {}
+        self._dirty = False
+        try:
+            import json
+
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                self._entries = {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5}
+        except (OSError, ValueError):
+            pass
+        for entry in self._entries.values():
+            self._by_hash[entry[2]] = entry
+
+    @staticmethod
+    def _decode(entry: list) -> tuple[Scan, dict | None | bool] | None:
+        try:
+            framework, imports, sets_attr, mentions_state = entry[3]
+            scan = Scan(
+                bool(framework),
+                tuple((int(lv), str(m), tuple(n)) for lv, m, n in imports),
+                bool(sets_attr),
+                bool(mentions_state),
+            )
+        except (TypeError, ValueError):
+            return None
+        summary = entry[4]
+        return scan, (summary if isinstance(summary, dict) or summary is None else False)
+
+    def lookup(self, record: _File) -> tuple[Scan, dict | None | bool] | None:
+        entry = self._entries.get(record.rel)
+        if entry is None or entry[0] != record.size or entry[1] != record.mtime:
+            return None
+        decoded = self._decode(entry)
+        if decoded is not None:
+            record.hash = entry[2]
+            self._seen[record.rel] = entry
+        return decoded
+
+    def by_hash(self, digest: str) -> tuple[Scan, dict | None | bool] | None:
+        entry = self._by_hash.get(digest)
+        return self._decode(entry) if entry is not None else None
+
+    def note(self, record: _File) -> None:
+        if record.scan is None:
+            return
+        scan = record.scan
+        entry = [
+            record.size,
+            record.mtime,
+            record.hash,
+            [scan.framework, [[lv, m, list(n)] for lv, m, n in scan.imports], scan.sets_attr, scan.mentions_state],
+            record.summary,
+        ]
+        if self._seen.get(record.rel) != entry:
+            self._seen[record.rel] = entry
+            self._dirty = True
+
+    def save(self) -> None:
+        """Keep this tree's entries only (files gone since are dropped); atomic, never fatal."""
+        if not self._dirty and len(self._seen) == len(self._entries):
+            return
+        import json
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{id(self)}.tmp")
+            try:
+                with open(tmp, "x", encoding="utf-8") as handle:
+                    json.dump(self._seen, handle, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        except OSError:
+            pass
+        self._dirty = False
+
+
+# ----------------------------------------------------------------------------- one run's link
+
+_RELATIVE = re.compile(r"^[ \t]*from[ \t]+\.", re.M)
+
+
+class ProjectLink:
+    """What a run (CLI ``check``/``fix``, one flake8 process) asks: the facts for a file. The
+    index is built on the first file that may need it (one that imports a project module or
+    touches ``app.state``), from the whole tree under the project root (``Settings.root``), not
+    only from the files named on the command line: pre-commit names only the changed ones."""
+
+    def __init__(self, settings: Any, extra: tuple[str, ...], cache_dir: Path | None, version: str) -> None:
+        self.settings = settings
+        self.extra = extra
+        self.cache_dir = cache_dir
+        self.version = version
+        self.index: ProjectIndex | None = None
+        self._top: frozenset[str] | None = None
+
+    def facts_for(self, path: Path | None, text: str) -> ProjectFacts | None:
+        if self.index is None:
+            if not self._may_need(text):
+                return None
+            self.index = self._build()
+        return self.index.facts_for(path, text)
+
+    def save(self) -> None:
+        if self.index is not None and self.index._store is not None:
+            self.index._store.save()
+
+    def _roots(self) -> list[Path]:
+        root = Path(self.settings.root)
+        return [root / d for d in self.settings.src]
+
+    def _may_need(self, text: str) -> bool:
+        """Does the text import a module of the project (or reach ``app.state``)? A text test
+        and a listing of the import roots: the one-file run of an unrelated file stops here."""
+        if "import" not in text and ".state." not in text:
+            return False
+        if ".state." in text or _RELATIVE.search(text) is not None:
+            return True
+        if self._top is None:
+            names = set()
+            for directory in self._roots():
+                try:
+                    with os.scandir(directory) as entries:
+                        for entry in entries:
+                            stem = entry.name[:-3] if entry.name.endswith(".py") else entry.name
+                            if stem.isidentifier():
+                                names.add(stem)
+                except OSError:
+                    continue
+            self._top = frozenset(names)
+        if not self._top:
+            return False
+        return any(imported.qualified.split(".")[0] in self._top for imported in scan_imports(text, ""))
+
+    def _build(self) -> ProjectIndex:
+        from .discovery import discover
+
+        root = Path(self.settings.root).resolve()
+        index = ProjectIndex(root, tuple(self.settings.src), self.extra, self.settings)
+        store = None
+        if self.cache_dir is not None:
+            import hashlib
+
+            tag = hashlib.blake2b(repr((self.extra, tuple(self.settings.src))).encode(), digest_size=6).hexdigest()
+            store = _Store(self.cache_dir / f"v{self.version}" / f"project-{tag}.json")
+        tree = discover([str(root)], self.settings._replace(force_exclude=False)).files
+        index.build(tree, store)
+        return index
