@@ -150,11 +150,11 @@ def absolute_module(package: str, level: int, module: str) -> str | None:
 
 # ``from .x import (a, b as c)`` / ``import a.b as c, d``: the project's import graph without a
 # parse. Lines inside strings can match too; they only make the graph larger.
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.M)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]*)", re.M)
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
 # an assignment to ``x.y`` (not ``self.``/``cls.``): where ``app.state.agent = ...`` and
 # ``routes.agent = ...`` come from
-_SETS_ATTR = re.compile(r"^[ \t]*(?!self\.|cls\.)[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+_SETS_ATTR = re.compile(r"^[ \t]*(?!self\.|cls\.)[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 class Imported(NamedTuple):
@@ -214,9 +214,7 @@ def scan_text(text: str, extra: tuple[str, ...]) -> Scan:
             for item in match.group(1).split(","):
                 if item.split():
                     statements.append((0, item.split()[0], ()))
-    return Scan(
-        might_matter(text, extra), tuple(statements), _SETS_ATTR.search(text) is not None, ".state." in text
-    )
+    return Scan(might_matter(text, extra), tuple(statements), _SETS_ATTR.search(text) is not None, ".state." in text)
 
 
 # ----------------------------------------------------------------------------- the ast summary
@@ -326,13 +324,14 @@ def _function(fn: Any) -> dict:
     local: set[str] = set()
     declared_global: set[str] = set()
     returns: list[Expr] = []
+    assigned: dict[str, Expr] = {}  # ``agent = Agent(...)`` in the body: what ``return agent`` returns
     args = fn.args
     for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if a is not None:
             local.add(a.arg)
-    stack = list(fn.body)
+    stack = [(node, False) for node in fn.body]
     while stack:
-        node = stack.pop()
+        node, nested = stack.pop()
         if isinstance(node, ast.Call):
             callee = _dotted(node.func)
             if callee:
@@ -345,29 +344,30 @@ def _function(fn: Any) -> dict:
                             self_calls.add(node.func.attr)
             for text in _args(node):
                 uses.setdefault(text, node.lineno)
-        elif isinstance(node, ast.Return) and node.value is not None:
+        elif isinstance(node, ast.Return) and node.value is not None and not nested:
             returns.append(_expr(node.value))
         elif isinstance(node, ast.Global):
             declared_global.update(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        elif isinstance(node, ast.Assign) and not nested and len(node.targets) == 1:
+            if isinstance(node.targets[0], ast.Name):
+                assigned[node.targets[0].id] = _expr(node.value)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             local.add(node.name)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            # a nested function runs when the outer one does (or is handed out by it); its
-            # returns are not the outer function's
-            stack.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, ast.arguments))
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+        # a nested function runs when the outer one does (or is handed out by it): its uses
+        # count, its returns are its own
+        inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node) if not isinstance(child, ast.arguments))
     decorators = []
     for d in fn.decorator_list:
-        text = _dotted(d.func if isinstance(d, ast.Call) else d)
-        if text:
-            decorators.append(text)
+        name = _dotted(d.func if isinstance(d, ast.Call) else d)
+        if name:
+            decorators.append(name)
     return {
         "line": fn.lineno,
         "deco": decorators,
-        "ret": returns,
+        "ret": [assigned.get(r[1], r) if r[0] == "name" else r for r in returns],
         "uses": dict(sorted(uses.items())),
         "self_calls": sorted(self_calls),
         "locals": sorted(local - declared_global),
@@ -441,10 +441,14 @@ def _class(node: Any) -> dict:
                 if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None:
                     for target in inner.targets if isinstance(inner, ast.Assign) else [inner.target]:
                         text = _dotted(target) if isinstance(target, ast.Attribute) else None
-                        if text and text.count(".") == 1 and text.startswith("self."):
-                            # ``__init__`` first: the object the instance starts with
-                            if text[5:] not in members or stmt.name == "__init__":
-                                members[text[5:]] = [inner.lineno, _expr(inner.value)]
+                        # ``__init__`` first: the object the instance starts with
+                        if (
+                            text
+                            and text.count(".") == 1
+                            and text.startswith("self.")
+                            and (text[5:] not in members or stmt.name == "__init__")
+                        ):
+                            members[text[5:]] = [inner.lineno, _expr(inner.value)]
     bases = [b for b in (_dotted(base) for base in node.bases) if b]
     return {"line": node.lineno, "bases": bases, "attrs": attrs, "members": members, "methods": methods}
 
@@ -467,7 +471,7 @@ class _Produce(NamedTuple):
 class _File:
     """One file of the tree: where it is, its module names, its scan and summary (cached)."""
 
-    __slots__ = ("hash", "mtime", "module", "package", "path", "rel", "scan", "size", "summary", "text")
+    __slots__ = ("hash", "module", "mtime", "package", "path", "rel", "scan", "size", "summary", "text")
 
     def __init__(self, path: Path, rel: str) -> None:
         self.path = path
@@ -996,7 +1000,7 @@ class ProjectIndex:
         agents = [p for p in held.values() if p.kind == AGENT]
         chosen = agents[0] if agents else (next(iter(held.values())) if held else base_produce)
         assert chosen is not None
-        what = next((f"self.{a}" for a, p in held.items() if p is chosen), f"a {base_produce.built} base")
+        what = next((f"self.{a}" for a, p in held.items() if p is chosen), "")
         return _Produce(
             chosen.kind,
             chosen.framework,
@@ -1183,7 +1187,7 @@ class _Store:
 
 # ----------------------------------------------------------------------------- one run's link
 
-_RELATIVE = re.compile(r"^[ \t]*from[ \t]+\.", re.M)
+_RELATIVE = re.compile(r"^[ \t]*from[ \t]+\.", re.MULTILINE)
 
 
 class ProjectLink:
@@ -1228,7 +1232,7 @@ class ProjectLink:
                 try:
                     with os.scandir(directory) as entries:
                         for entry in entries:
-                            stem = entry.name[:-3] if entry.name.endswith(".py") else entry.name
+                            stem = entry.name.removesuffix(".py")
                             if stem.isidentifier():
                                 names.add(stem)
                 except OSError:

@@ -114,7 +114,7 @@ def _from_project(model: Model, shared_bindings: set[int]) -> Iterator[Shared]:
         entry = fact_entry(model, qualified)
         if qualified.startswith(STATE):
             if fact.role == OBJECT:
-                yield Shared(f"app.state.{qualified[len(STATE):]}", None, kind, entry, fact=fact, name=qualified)
+                yield Shared(f"app.state.{qualified[len(STATE) :]}", None, kind, entry, fact=fact, name=qualified)
             continue
         if module and qualified.startswith(module + ".") and qualified[len(module) + 1 :] in own:
             target = qualified[len(module) + 1 :]
@@ -245,9 +245,13 @@ def _accessors(model: Model, shared: Shared) -> tuple[str, ...]:
         return ()
     out = []
     for fn in model.functions:
-        if fn.class_name is None and fn.returns and all(
-            type(ret) is cst.Name and ret.value == b.target and model.local_binding(ret.value, fn) is b
-            for ret in fn.returns
+        if (
+            fn.class_name is None
+            and fn.returns
+            and all(
+                type(ret) is cst.Name and ret.value == b.target and model.local_binding(ret.value, fn) is b
+                for ret in fn.returns
+            )
         ):
             out.append(fn.name)
     return tuple(out)
