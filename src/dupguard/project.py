@@ -272,7 +272,7 @@ def _expr(node: Any) -> Expr:
         text = _dotted(node)
         return ["name", text] if text else ["other"]
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
-        return ["lit", repr(node.value)]
+        return ["lit", f'"{node.value}"' if isinstance(node.value, str) else str(node.value)]
     if isinstance(node, ast.JoinedStr):
         names = []
         for value in node.values:
@@ -348,9 +348,13 @@ def _function(fn: Any) -> dict:
             returns.append(_expr(node.value))
         elif isinstance(node, ast.Global):
             declared_global.update(node.names)
-        elif isinstance(node, ast.Assign) and not nested and len(node.targets) == 1:
-            if isinstance(node.targets[0], ast.Name):
-                assigned[node.targets[0].id] = _expr(node.value)
+        elif (
+            isinstance(node, ast.Assign)
+            and not nested
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            assigned[node.targets[0].id] = _expr(node.value)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -677,6 +681,27 @@ class ProjectIndex:
         elif not rest:  # a module: its members, by the names the model will resolve
             for name, member in self._members(record).items():
                 facts[f"{qualified}.{name}"] = member
+        else:  # a config class or its instance: its literal attributes (``settings.THREAD_ID``)
+            for attr, member in self._literal_attributes(qualified).items():
+                facts[f"{qualified}.{attr}"] = member
+
+    def _literal_attributes(self, qualified: str) -> dict[str, Fact]:
+        target = self._lookup(qualified)
+        if target is None or target[0] not in ("bind", "class") or target[3]:
+            return {}
+        record, name = target[1], target[2]
+        if target[0] == "bind":
+            expr = self._summary(record)["binds"][name][1]  # type: ignore[index]
+            owner = self._target(record, expr[1]) if expr[0] == "call" else None
+            if owner is None or owner[0] != "class" or owner[3]:
+                return {}
+            record, name = owner[1], owner[2]
+        attrs = self._summary(record)["classes"][name]["attrs"]  # type: ignore[index]
+        return {
+            attr: Fact(KEY, "", self._where(record, line), f"{name}.{attr}", value=expr[1])
+            for attr, (line, expr) in attrs.items()
+            if expr[0] == "lit"
+        }
 
     def _record(self, path: Path | None) -> _File | None:
         if path is None:
@@ -846,8 +871,10 @@ class ProjectIndex:
     def _function_fact(self, record: _File, name: str) -> Fact | None:
         produce = self._function_produce(record, name)
         if produce is not None and produce.kind in STATEFUL:
-            role = SHARED_FACTORY if produce.same else FACTORY
-            return Fact(role, produce.kind, produce.where, produce.built, produce.framework, produce.run_methods)
+            if produce.same:  # the one object: named by the factory that hands it out
+                where = self._where(record, self._summary(record)["defs"][name]["line"])  # type: ignore[index]
+                return Fact(SHARED_FACTORY, produce.kind, where, produce.built, produce.framework, produce.run_methods)
+            return Fact(FACTORY, produce.kind, produce.where, produce.built, produce.framework, produce.run_methods)
         runs = self._runs(record, name)
         if runs is not None:
             obj, via = runs

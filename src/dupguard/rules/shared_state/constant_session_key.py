@@ -65,13 +65,13 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
         if not model.is_concurrent_context(call.function, call.in_main):
             continue
         for arg in call.args:
-            key = module_configs.get(arg.dotted or "")
-            if key is None or id(key) in reported:
+            config = module_configs.get(arg.dotted or "")
+            if config is None or id(config) in reported:
                 continue
             binding = model.local_binding(arg.dotted or "", call.function)
             if binding is not None and binding.scope == "module":
-                reported.add(id(key))
-                yield key, call
+                reported.add(id(config))
+                yield config, call
 
 
 # ---------------------------------------------------------------------- constants by another name
@@ -163,7 +163,7 @@ def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> 
 
 
 def _code(node: cst.CSTNode) -> str:
-    value = string_value(node)  # type: ignore[arg-type]
+    value = string_value(node)
     if isinstance(value, str):
         return f'"{value}"'
     return cst.Module(body=()).code_for_node(node)

@@ -81,6 +81,7 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
             )
             continue
         replacement, fix_message = ctx.fix(model, ctx, shared)
+        assert shared.report_node is not None  # bound in this file
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
