@@ -513,12 +513,12 @@ def run(
     return result
 
 
-def project_link(settings: Settings, cache: Cache | None = None) -> ProjectLink:
+def project_link(settings: Settings, cache: Cache | bool | None = None) -> ProjectLink:
     """The run's link to the project index (built on the first file that needs it, from the
-    project root's tree; kept with the results cache when there is one)."""
+    project root's tree; kept in the cache directory when the run uses one)."""
     from .project import ProjectLink
 
-    directory = Path(settings.root) / settings.cache_dir if cache is not None else None
+    directory = Path(settings.root) / settings.cache_dir if cache else None
     return ProjectLink(settings, extra_modules(settings), directory, __version__)
 
 

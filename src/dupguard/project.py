@@ -1209,6 +1209,7 @@ class _Store:
                 raise
         except OSError:
             pass
+        self._entries = dict(self._seen)
         self._dirty = False
 
 
