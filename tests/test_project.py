@@ -283,7 +283,9 @@ def test_function_that_runs_a_shared_agent_three_modules_away(tmp_path: Path) ->
 def test_lifespan_stores_a_memory_holding_class_on_app_state(tmp_path: Path) -> None:
     """pncnfb/fastapi-llamaindex-chatbot@17358b391a537eea046f9b9b9bd4a820eea3f239:
     src/agents/core.py's class holds a LlamaIndex Memory; src/config/loader.py's factory builds
-    one; src/config/lifespan.py stores it on app.state; src/routes/chat.py calls it per request."""
+    one; src/config/lifespan.py stores it on app.state; src/routes/chat.py calls it per request;
+    src/main.py wires the two into one application. (Another application in the same tree, not
+    linked to it by imports, does not see that state.)"""
     found = _lint(
         tmp_path,
         {
@@ -323,6 +325,15 @@ def test_lifespan_stores_a_memory_holding_class_on_app_state(tmp_path: Path) -> 
                     app.state.assistant = await build_assistant(4000)
                     yield
                 """,
+            "src/main.py": """\
+                from fastapi import FastAPI
+
+                from src.config.lifespan import lifespan
+                from src.routes import chat
+
+                app = FastAPI(lifespan=lifespan)
+                app.include_router(chat.router)
+                """,
             "src/routes/chat.py": """\
                 from fastapi import APIRouter, Request
 
@@ -343,6 +354,10 @@ def test_lifespan_stores_a_memory_holding_class_on_app_state(tmp_path: Path) -> 
     assert _codes(found) == [("src/routes/chat.py", 8, "DUP102")]
     message = found[0][3]
     assert "`app.state.assistant` is a stateful llama_index memory" in message
+    other = tmp_path / "demo" / "app.py"  # another application of the tree, not linked by imports
+    other.parent.mkdir()
+    other.write_text((tmp_path / "src" / "routes" / "chat.py").read_text())
+    assert _codes(_lint(tmp_path, {})) == [("src/routes/chat.py", 8, "DUP102")]
     assert "stored on the application state by a startup hook at src/config/lifespan.py:8" in message
 
 

@@ -149,12 +149,13 @@ def absolute_module(package: str, level: int, module: str) -> str | None:
 # ----------------------------------------------------------------------------- the text scan
 
 # ``from .x import (a, b as c)`` / ``import a.b as c, d``: the project's import graph without a
-# parse. Lines inside strings can match too; they only make the graph larger.
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
+# parse. Lines inside strings can match too; they only make the graph larger. Like the
+# prefilter's pattern, each starts with a literal newline (the text gets one in front), which
+# the regex engine finds with a fast scan instead of trying the pattern at every character.
+_IMPORTS = re.compile(r"\n[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))")
 # an assignment to ``x.y`` (not ``self.``/``cls.``): where ``app.state.agent = ...`` and
 # ``routes.agent = ...`` come from
-_SETS_ATTR = re.compile(r"^[ \t]*(?!self\.|cls\.)[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+_SETS_ATTR = re.compile(r"\n[ \t]*(?!self\.|cls\.)[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?::[^=\n]*)?=(?!=)")
 
 
 class Imported(NamedTuple):
@@ -164,57 +165,58 @@ class Imported(NamedTuple):
     qualified: str
 
 
+def _statements(text: str) -> list[tuple[int, str, list[tuple[str, str]]]]:
+    """(level, module, [(name, local)]) per import statement; ``import a.b as c`` is (0, "a.b",
+    [("", "c")]) and ``import a.b`` is (0, "a.b", [("", "a")])."""
+    out: list[tuple[int, str, list[tuple[str, str]]]] = []
+    if "import" not in text:
+        return out
+    for match in _IMPORTS.finditer("\n" + text):
+        dots, module, names, plain = match.groups()
+        if plain is None:
+            items = []
+            for item in names.strip("()").replace("\\\n", " ").split(","):
+                words = item.split()
+                if words and words[0] != "*":
+                    items.append((words[0], words[2] if len(words) >= 3 and words[1] == "as" else words[0]))
+            out.append((len(dots), module, items))
+            continue
+        for item in plain.replace("\\\n", " ").split(","):
+            words = item.split()
+            if words and all(part.isidentifier() for part in words[0].split(".")):
+                local = words[2] if len(words) >= 3 and words[1] == "as" else words[0].split(".")[0]
+                out.append((0, words[0], [("", local)]))
+    return out
+
+
 def scan_imports(text: str, package: str) -> list[Imported]:
     """The names a text imports, resolved the way ``semantic.builder`` resolves them (relative
     imports against ``package``). ``import a.b`` binds ``a`` but names the module ``a.b``."""
     out: list[Imported] = []
-    if "import" not in text:
-        return out
-    for match in _FROM.finditer(text):
-        dots, module, names = match.groups()
-        base = absolute_module(package, len(dots), module)
+    for level, module, items in _statements(text):
+        base = absolute_module(package, level, module)
         if base is None:
             continue
-        for item in names.strip("()").replace("\\\n", " ").split(","):
-            words = item.split()
-            if not words or words[0] == "*":
-                continue
-            name = words[0]
-            local = words[2] if len(words) >= 3 and words[1] == "as" else name
-            if name.isidentifier() and local.isidentifier():
+        for name, local in items:
+            if not name:
+                out.append(Imported(local, base))
+            elif name.isidentifier() and local.isidentifier():
                 out.append(Imported(local, f"{base}.{name}"))
-    for match in _IMPORT.finditer(text):
-        for item in match.group(1).replace("\\\n", " ").split(","):
-            words = item.split()
-            if not words or not all(part.isidentifier() for part in words[0].split(".")):
-                continue
-            dotted = words[0]
-            local = words[2] if len(words) >= 3 and words[1] == "as" else dotted.split(".")[0]
-            out.append(Imported(local, dotted))
     return out
 
 
 class Scan(NamedTuple):
-    """A file's text facts: is it agent code (the prefilter), what it imports, does it assign attributes."""
+    """A file's text facts: is it agent code (the prefilter), and, read only when some file of
+    the tree is (None until then), what it imports and whether it assigns attributes."""
 
     framework: bool
-    imports: tuple[tuple[int, str, tuple[str, ...]], ...]  # (level, module, names) per statement
-    sets_attr: bool
-    mentions_state: bool
+    imports: tuple[tuple[int, str, tuple[str, ...]], ...] | None = None  # (level, module, names)
+    sets_attr: bool = False
 
 
-def scan_text(text: str, extra: tuple[str, ...]) -> Scan:
-    statements: list[tuple[int, str, tuple[str, ...]]] = []
-    if "import" in text:
-        for match in _FROM.finditer(text):
-            dots, module, names = match.groups()
-            words = tuple(w.split()[0] for w in names.strip("()").split(",") if w.split())
-            statements.append((len(dots), module, words))
-        for match in _IMPORT.finditer(text):
-            for item in match.group(1).split(","):
-                if item.split():
-                    statements.append((0, item.split()[0], ()))
-    return Scan(might_matter(text, extra), tuple(statements), _SETS_ATTR.search(text) is not None, ".state." in text)
+def scan_details(scan: Scan, text: str) -> Scan:
+    imports = tuple((level, module, tuple(n for n, _ in items if n)) for level, module, items in _statements(text))
+    return scan._replace(imports=imports, sets_attr=_SETS_ATTR.search("\n" + text) is not None)
 
 
 # ----------------------------------------------------------------------------- the ast summary
@@ -495,17 +497,19 @@ class ProjectIndex:
 
     def __init__(self, root: Path, roots: tuple[str, ...], extra: tuple[str, ...], catalog_settings: Any) -> None:
         self.root = root
-        self.roots = [r for r in ((root / d).resolve() for d in roots) if r.is_dir()]
+        self.roots = [Path(os.path.abspath(root / d)) for d in roots if (root / d).is_dir()]
         self.extra = extra
         self._settings = catalog_settings
         self.files: dict[Path, _File] = {}
         self.modules: dict[str, _File] = {}
         self.framework_files = 0
         self._tainted: set[str] | None = None
+        self._importers: dict[str, set[str]] | None = None
+        self._components: dict[str, str] | None = None
         self._catalog: Any = None
         self._memo: dict[Any, Any] = {}
         self._busy: set[Any] = set()
-        self._state: dict[str, Fact] = {}
+        self._state: dict[str, list[tuple[str, Fact]]] = {}  # attr → (the module setting it, fact)
         self._attrs: dict[tuple[str, str], Fact] = {}  # (module, name) → fact set from another module
         self._store: _Store | None = None
         self.built = False
@@ -517,15 +521,15 @@ class ProjectIndex:
         startup assignments (``app.state.x = ...``) that other modules rely on."""
         self.built = True
         self._store = store
+        prefix = str(self.root) + os.sep
         for path in tree:
-            try:
-                resolved = path.resolve()
-                rel = resolved.relative_to(self.root).as_posix()
-            except (OSError, ValueError, RuntimeError):
+            # absolute, not resolved: a module is named by the path Python imports it from
+            absolute = os.path.abspath(path)
+            if not absolute.startswith(prefix):
                 continue
-            record = _File(resolved, rel)
-            self.files[resolved] = record
-            names = self._names(resolved)
+            record = _File(Path(absolute), absolute[len(prefix) :].replace(os.sep, "/"))
+            self.files[record.path] = record
+            names = self._names(absolute)
             if names:
                 record.module, is_package = names[0]
                 record.package = record.module if is_package else record.module.rpartition(".")[0]
@@ -538,19 +542,20 @@ class ProjectIndex:
         if not self.framework_files:
             return  # no agent code anywhere: nothing can be shared
         for record in self.files.values():
-            scan = record.scan
+            scan = self._details(record)
             if scan is not None and scan.sets_attr and (scan.framework or self._reaches_agent_code(record)):
                 self._startup_facts(record)
 
-    def _names(self, path: Path) -> list[tuple[str, bool]]:
-        """The module names ``path`` is importable as, one per import root that holds it."""
+    def _names(self, path: str) -> list[tuple[str, bool]]:
+        """The module names ``path`` (absolute) is importable as, one per import root that holds it."""
         out = []
         for root in self.roots:
-            try:
-                parts = list(path.relative_to(root).with_suffix("").parts)
-            except ValueError:
+            prefix = str(root) + os.sep
+            if not path.startswith(prefix):
                 continue
-            is_package = bool(parts) and parts[-1] == "__init__"
+            parts = path[len(prefix) :].split(os.sep)
+            parts[-1] = parts[-1].rpartition(".")[0] or parts[-1]
+            is_package = parts[-1] == "__init__"
             if is_package:
                 parts.pop()
             if parts and all(p.isidentifier() for p in parts):
@@ -562,21 +567,24 @@ class ProjectIndex:
             data = record.path.read_bytes()
         except OSError:
             return None
-        import hashlib
+        if self._store is not None:  # the content hash keys the cache only
+            import hashlib
 
-        record.hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+            record.hash = hashlib.blake2b(data, digest_size=16).hexdigest()
         return data.decode("utf-8", "replace")
 
     def _scan(self, record: _File) -> None:
-        try:
-            st = record.path.stat()
-        except OSError:
-            return
-        record.size, record.mtime = st.st_size, st.st_mtime_ns
-        cached = self._store.lookup(record) if self._store is not None else None
-        if cached is not None:
-            record.scan, record.summary = cached
-            return
+        """The text test of every file: the prefilter, and nothing else until some file passes."""
+        if self._store is not None:  # size and mtime key the cache only
+            try:
+                st = record.path.stat()
+            except OSError:
+                return
+            record.size, record.mtime = st.st_size, st.st_mtime_ns
+            cached = self._store.lookup(record)
+            if cached is not None:
+                record.scan, record.summary = cached
+                return
         text = self._read(record)
         if text is None:
             return
@@ -584,10 +592,23 @@ class ProjectIndex:
         if cached is not None:
             record.scan, record.summary = cached
         else:
-            record.scan = scan_text(text, self.extra)
-            record.text = text if record.scan.framework or record.scan.sets_attr else None
+            record.scan = Scan(might_matter(text, self.extra))
+            record.text = text if record.scan.framework else None
         if self._store is not None:
             self._store.note(record)
+
+    def _details(self, record: _File) -> Scan | None:
+        """The file's imports and attribute assignments (read again unless kept)."""
+        scan = record.scan
+        if scan is None or scan.imports is not None:
+            return scan
+        text = record.text if record.text is not None else self._read(record)
+        if text is None:
+            return scan
+        record.scan = scan_details(scan, text)
+        if self._store is not None:
+            self._store.note(record)
+        return record.scan
 
     def _summary(self, record: _File) -> dict | None:
         if record.summary is False:
@@ -612,22 +633,48 @@ class ProjectIndex:
                 return record, parts[cut:]
         return None
 
-    def _reaches_agent_code(self, record: _File) -> bool:
-        """Can this module hand out agent state: is it agent code, or does it import (directly
-        or through other project modules) a module that is? Text only: the regex scan."""
-        if self._tainted is None:
+    def _graph(self) -> tuple[dict[str, set[str]], dict[str, str]]:
+        """The project's import graph from the text scan: module → the modules importing it,
+        and module → its component (modules linked by imports in either direction)."""
+        if self._importers is None:
             importers: dict[str, set[str]] = {}
+            parent: dict[str, str] = {}
+
+            def find(module: str) -> str:
+                while parent.setdefault(module, module) != module:
+                    parent[module] = parent[parent[module]]
+                    module = parent[module]
+                return module
+
             for other in self.files.values():
-                if other.scan is None or not other.module:
+                scan = self._details(other)
+                if scan is None or scan.imports is None or not other.module:
                     continue
-                for level, module, names in other.scan.imports:
+                for level, module, names in scan.imports:
                     base = absolute_module(other.package, level, module)
                     if base is None:
                         continue
                     for target in (base, *(f"{base}.{n}" for n in names)):
                         found = self._split(target)
-                        if found is not None:
+                        if found is not None and found[0].module != other.module:
                             importers.setdefault(found[0].module, set()).add(other.module)
+                            parent[find(found[0].module)] = find(other.module)
+            self._importers = importers
+            self._components = {module: find(module) for module in parent}
+        assert self._components is not None
+        return self._importers, self._components
+
+    def _connected(self, a: str, b: str) -> bool:
+        """Are two modules parts of one application (linked by imports)? A tree may hold several
+        (examples, copies): ``app.state`` set by one is not the other's."""
+        components = self._graph()[1]
+        return bool(a) and bool(b) and components.get(a, a) == components.get(b, b)
+
+    def _reaches_agent_code(self, record: _File) -> bool:
+        """Can this module hand out agent state: is it agent code, or does it import (directly
+        or through other project modules) a module that is? Text only: the regex scan."""
+        if self._tainted is None:
+            importers = self._graph()[0]
             work = [r.module for r in self.files.values() if r.scan is not None and r.scan.framework and r.module]
             tainted = set(work)
             while work:
@@ -637,6 +684,14 @@ class ProjectIndex:
                         work.append(importer)
             self._tainted = tainted
         return record.module in self._tainted
+
+    def state(self, attr: str, module: str) -> Fact | None:
+        """``app.state.<attr>`` as another module of ``module``'s application sets it at startup
+        (the module's own assignments are the per-file model's to see)."""
+        for setter, fact in self._state.get(attr, ()):
+            if setter != module and self._connected(setter, module):
+                return fact
+        return None
 
     # ------------------------------------------------------------------ facts for a file
 
@@ -668,8 +723,10 @@ class ProjectIndex:
                 if owner == module:
                     facts[f"{module}.{name}"] = fact
         if self._state and ".state." in text:
-            for attr, fact in self._state.items():
-                facts[STATE + attr] = fact
+            for attr in self._state:
+                stored = self.state(attr, module)
+                if stored is not None:
+                    facts[STATE + attr] = stored
         if not facts:
             return None
         return ProjectFacts(package, module, facts)
@@ -706,15 +763,12 @@ class ProjectIndex:
     def _record(self, path: Path | None) -> _File | None:
         if path is None:
             return None
-        try:
-            resolved = path.resolve()
-        except (OSError, RuntimeError):
-            return None
-        record = self.files.get(resolved)
+        absolute = os.path.abspath(path)
+        record = self.files.get(Path(absolute))
         if record is None:  # named on the command line but excluded from the tree: still a module
-            names = self._names(resolved)
+            names = self._names(absolute)
             if names:
-                record = _File(resolved, resolved.name)
+                record = _File(Path(absolute), Path(absolute).name)
                 record.module, is_package = names[0]
                 record.package = record.module if is_package else record.module.rpartition(".")[0]
         return record
@@ -1064,7 +1118,7 @@ class ProjectIndex:
             here = f"`{use}` ({self._where(record, line)})"
             if ".state." in f".{use}":
                 attr = use.rpartition("state.")[2].split(".")[0]
-                fact = self._state.get(attr)
+                fact = self.state(attr, record.module)
                 if fact is not None and fact.kind in STATEFUL:
                     return fact, here
                 continue
@@ -1111,7 +1165,7 @@ class ProjectIndex:
                     continue
                 fact = self._object(record, attr, line, expr, how="state")
                 if fact is not None:
-                    self._state.setdefault(attr, fact)
+                    self._state.setdefault(attr, []).append((record.module, fact))
                 continue
             owner, _, attr = target.rpartition(".")
             if "." in owner:
@@ -1150,12 +1204,11 @@ class _Store:
     @staticmethod
     def _decode(entry: list) -> tuple[Scan, dict | None | bool] | None:
         try:
-            framework, imports, sets_attr, mentions_state = entry[3]
+            framework, imports, sets_attr = entry[3]
             scan = Scan(
                 bool(framework),
-                tuple((int(lv), str(m), tuple(n)) for lv, m, n in imports),
+                None if imports is None else tuple((int(lv), str(m), tuple(n)) for lv, m, n in imports),
                 bool(sets_attr),
-                bool(mentions_state),
             )
         except (TypeError, ValueError):
             return None
@@ -1184,7 +1237,11 @@ class _Store:
             record.size,
             record.mtime,
             record.hash,
-            [scan.framework, [[lv, m, list(n)] for lv, m, n in scan.imports], scan.sets_attr, scan.mentions_state],
+            [
+                scan.framework,
+                None if scan.imports is None else [[lv, m, list(n)] for lv, m, n in scan.imports],
+                scan.sets_attr,
+            ],
             record.summary,
         ]
         if self._seen.get(record.rel) != entry:
@@ -1273,7 +1330,7 @@ class ProjectLink:
     def _build(self) -> ProjectIndex:
         from .discovery import discover
 
-        root = Path(self.settings.root).resolve()
+        root = Path(os.path.abspath(self.settings.root))
         index = ProjectIndex(root, tuple(self.settings.src), self.extra, self.settings)
         store = None
         if self.cache_dir is not None:
