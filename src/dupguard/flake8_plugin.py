@@ -95,7 +95,8 @@ class Plugin:
         codes = codes_for_file(self.filename, settings, settings.enabled_codes())
         text = "".join(self.lines)
         project = _project(settings)
-        facts = project.facts_for(Path(self.filename), text) if codes else None
+        # flake8's text may be an editor's buffer or stdin: not the answer a run kept for the file
+        facts = project.facts_for(Path(self.filename), text, on_disk=False) if codes else None
         project.save()
         try:
             diagnostics = lint_text(self.filename, text, settings, codes, apply_noqa=False, project=facts)

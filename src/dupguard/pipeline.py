@@ -441,14 +441,17 @@ def run(
     jobs: int | None = None,
     stdin: tuple[str, bytes] | None = None,
     cache: Cache | None = None,
+    tree: list[Path] | None = None,
 ) -> Run:
     """Read, decode and gate every file (and ``stdin``: a name and its bytes), run ``task``
-    on the relevant ones. ``cache`` (``check`` only) maps a file's bytes and codes to its
-    diagnostics: a hit is that file's value without decoding or parsing it."""
+    on the relevant ones. ``cache`` (``check`` only) maps a file's bytes, codes and project
+    facts to its diagnostics: a hit is that file's value without parsing it. ``tree``: every
+    file under the project root, when ``files`` came from discovering it (the project index
+    then need not walk it again)."""
     result = Run()
     enabled = settings.enabled_codes()
     extra = extra_modules(settings)
-    project = project_link(settings, cache)
+    project = project_link(settings, cache, tree)
     runner = _Runner(task, settings, jobs)
     queued: list[tuple[Source, str | None]] = []  # each job's file and cache key, in submission order
     read_errors: list[FileError] = []
@@ -480,7 +483,8 @@ def run(
                 continue
             # what the file imports from the project's other modules (None for most files):
             # part of the cache key, so a change to ``agent.py`` reaches the files using it
-            facts = project.facts_for(path if path is not None else Path(filename), text) if codes else None
+            where = path if path is not None else Path(filename)
+            facts = project.facts_for(where, text, on_disk=path is not None) if codes else None
             key = None
             if cache is not None:
                 key = cache.key(data, codes, facts.digest() if facts is not None else "")
@@ -513,13 +517,14 @@ def run(
     return result
 
 
-def project_link(settings: Settings, cache: Cache | bool | None = None) -> ProjectLink:
+def project_link(settings: Settings, cache: Cache | bool | None = None, tree: list[Path] | None = None) -> ProjectLink:
     """The run's link to the project index (built on the first file that needs it, from the
-    project root's tree; kept in the cache directory when the run uses one)."""
+    project root's tree, ``tree`` when the caller has it; kept in the cache directory when the
+    run uses one)."""
     from .project import ProjectLink
 
     directory = Path(settings.root) / settings.cache_dir if cache else None
-    return ProjectLink(settings, extra_modules(settings), directory, __version__)
+    return ProjectLink(settings, extra_modules(settings), directory, __version__, tree)
 
 
 # ----------------------------------------------------------------------------- check
@@ -547,9 +552,11 @@ def lint_paths(
     jobs: int | None = None,
     use_cache: bool = True,
     stdin: tuple[str, bytes] | None = None,
+    tree: list[Path] | None = None,
 ) -> Result:
     """``check``: the ``lint`` task over every file, through the results cache."""
-    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=_open_cache(settings) if use_cache else None)
+    cache = _open_cache(settings) if use_cache else None
+    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=cache, tree=tree)
     result = Result()
     result.errors = done.errors
     for source in done.sources:
