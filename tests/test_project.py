@@ -783,3 +783,39 @@ def test_import_scan_reads_the_forms_the_model_resolves(text: str) -> None:
 
     found = {(i.local, i.qualified) for i in scan_imports(text, "app")}
     assert found & {("agent", "app.agent.agent"), ("a", "app.agent")}
+
+
+def test_bad_projects_never_crash_the_index(tmp_path: Path) -> None:
+    """Import cycles, a chain of re-exports and of runners far longer than any real one, a module
+    that does not parse, one nested past Python's limits and one that is not text: the index
+    gives up on what it cannot follow (``MAX_NESTING``) and still answers the rest, and the run
+    reports the files it cannot read as it does without the index."""
+    files = {
+        "app/__init__.py": "",
+        "app/agent.py": LANGCHAIN_AGENT,
+        "app/a.py": "from app.b import agent\n",
+        "app/b.py": "from app.a import agent\n",
+        "app/broken.py": "from app.agent import agent\ndef f(:\n",
+        "app/deep.py": "from app.agent import agent\nx = " + "(" * 250 + ")" * 250 + "\n",
+    }
+    for i in range(300):
+        files[f"app/chain{i}.py"] = (
+            f"from app.chain{i + 1} import agent\n" if i < 299 else "from app.agent import agent\n"
+        )
+        nxt = f"from app.run{i + 1} import go as inner\n" if i < 299 else "from app.agent import agent\n"
+        body = "inner(q)" if i < 299 else "agent.run(q)"
+        files[f"app/run{i}.py"] = f"{nxt}\n\ndef go(q):\n    return {body}\n"
+    files["app/routes.py"] = ROUTE.format(
+        imports="from app.a import agent as cyclic\nfrom app.chain0 import agent\nfrom app.run0 import go\n"
+        "from app.broken import agent as broken\nfrom app.deep import agent as deep\nfrom app.agent import agent as direct",
+        body="[cyclic.run(question), agent.run(question), go(question), broken.run(question), direct.run(question)]",
+    )
+    _write(tmp_path, files)
+    (tmp_path / "app" / "binary.py").write_bytes(b"\x00\xff\xfe import app.agent\n")
+    proc = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    found = [(Path(d["filename"]).name, d["message"].split("`")[1]) for d in json.loads(proc.stdout)]
+    assert found == [("routes.py", "direct")]
+    errors = proc.stderr.decode()
+    assert "app/broken.py: syntax error" in errors and "app/binary.py: cannot decode" in errors
+    assert "app/deep.py: too deeply nested to parse" in errors

@@ -63,7 +63,8 @@ MEMORY = "memory"
 KEYED = "keyed"  # a store or graph keyed by a session id (checkpointer, compiled graph with one)
 STATEFUL = (AGENT, MEMORY)
 
-STATE = "@state."  # facts about ``app.state.<attr>`` are filed under "@state.<attr>"
+STATE = "@state."
+MAX_NESTING = 40  # questions in progress at once (re-export, alias and call chains): see ``_memoised``  # facts about ``app.state.<attr>`` are filed under "@state.<attr>"
 
 # functions that run once when the application starts: an assignment there to ``app.state.x``
 # or to another module's attribute holds for the whole process (FastAPI/Starlette ``lifespan``
@@ -858,29 +859,38 @@ class ProjectIndex:
         if not rest:
             return ("module", record)
         key = ("lookup", record.module, ".".join(rest))
-        if key in self._busy:
-            return None  # an import cycle
+        if key in self._busy or len(self._busy) > MAX_NESTING:
+            return None  # an import cycle, or a chain too long to follow
         self._busy.add(key)
         try:
             return self._target(record, ".".join(rest), depth)
         finally:
             self._busy.discard(key)
 
-    def fact(self, qualified: str) -> Fact | None:
-        """The fact about a qualified name of the project, or None."""
-        key = ("fact", qualified)
+    def _memoised(self, key: tuple, compute: Any) -> Any:
+        """``compute()`` once per key. A key asked for while it is being computed (an import or
+        call cycle) is None, and so is everything past ``MAX_NESTING`` questions deep: a chain
+        of a thousand re-exports cannot exhaust Python's stack."""
         if key in self._memo:
             return self._memo[key]
-        if key in self._busy:
+        if key in self._busy or len(self._busy) > MAX_NESTING:
             return None
         self._busy.add(key)
         try:
-            target = self._lookup(qualified)
-            value = self._fact_of(target) if target is not None else None
+            value = compute()
         finally:
             self._busy.discard(key)
         self._memo[key] = value
         return value
+
+    def fact(self, qualified: str) -> Fact | None:
+        """The fact about a qualified name of the project, or None."""
+
+        def compute() -> Fact | None:
+            target = self._lookup(qualified)
+            return self._fact_of(target) if target is not None else None
+
+        return self._memoised(("fact", qualified), compute)
 
     def _fact_of(self, target: tuple) -> Fact | None:
         kind = target[0]
@@ -1005,18 +1015,9 @@ class ProjectIndex:
         return None
 
     def _function_produce(self, record: _File, name: str, depth: int = 0) -> _Produce | None:
-        key = ("produce", record.module, name)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._busy or depth > 6:
-            return None
-        self._busy.add(key)
-        try:
-            value = self._function_produce_uncached(record, name, depth)
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = value
-        return value
+        return self._memoised(
+            ("produce", record.module, name), lambda: self._function_produce_uncached(record, name, depth)
+        )
 
     def _function_produce_uncached(self, record: _File, name: str, depth: int) -> _Produce | None:
         summary = self._summary(record)
@@ -1047,18 +1048,7 @@ class ProjectIndex:
         """A project class whose instances hold a stateful object (``self.memory = Memory(...)``,
         or a catalog agent as a base class): its instances are stateful, and the methods that
         touch what it holds are its run methods."""
-        key = ("class", record.module, name)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._busy:
-            return None
-        self._busy.add(key)
-        try:
-            value = self._class_produce_uncached(record, name)
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = value
-        return value
+        return self._memoised(("class", record.module, name), lambda: self._class_produce_uncached(record, name))
 
     def _class_produce_uncached(self, record: _File, name: str) -> _Produce | None:
         summary = self._summary(record)
@@ -1119,18 +1109,7 @@ class ProjectIndex:
         """(the shared object a project function runs or mutates, where: "`agent`
         (app/chat.py:5)"), when it uses one: a module-level stateful object, a cached factory's object, app state set
         at startup, or through another project function that does."""
-        key = ("runs", record.module, name)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._busy:
-            return None
-        self._busy.add(key)
-        try:
-            value = self._runs_uncached(record, name)
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = value
-        return value
+        return self._memoised(("runs", record.module, name), lambda: self._runs_uncached(record, name))
 
     def _runs_uncached(self, record: _File, name: str) -> tuple[Fact, str] | None:
         summary = self._summary(record)
