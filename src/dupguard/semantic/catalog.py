@@ -77,6 +77,39 @@ class Registration:
     dedupes_same_object_in: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class RetrySetting:
+    """A framework's own retry setting, and what one retry repeats (DUP507).
+
+    Frameworks retry at very different depths under similar names: CrewAI's
+    ``Agent(max_retry_limit=...)`` re-enters the whole task, tools included, while pydantic-ai's
+    ``Agent(retries=...)`` only lets the model correct a tool's arguments and an OpenAI client's
+    ``max_retries`` repeats one HTTP request. Only the first kind runs a tool's side effect
+    again, so each setting records what it repeats, read in the framework's source.
+    """
+
+    names: tuple[str, ...]  # the callables that take the setting (or, with ``method``, define it)
+    keywords: tuple[str, ...]  # the keyword(s) that set it; empty: constructing the object opts in
+    reruns: str  # what one retry repeats: "tools" | "runnable" | "model" | "validation" | "http"
+    default: int  # the framework's default number of retries
+    framework: str
+    version: str
+    source: str
+    why: str
+    # what one retry does, as a clause for messages ("re-runs the whole task, tools included")
+    summary: str
+    # a method called on any object of the framework (``Runnable.with_retry``) rather than a
+    # constructor keyword; the retried object is the method's receiver
+    method: str = ""
+    # keywords without which the setting does nothing (CrewAI's task retries need a guardrail)
+    requires: tuple[str, ...] = ()
+    # keywords that hold the tools the retry re-runs (besides the object's own ``tools``)
+    tools_kwargs: tuple[str, ...] = ("tools",)
+
+
+RERUNS_TOOLS = ("tools", "runnable")
+
+
 # Methods assumed to run a user-declared agent or mutate a user-declared memory.
 USER_RUN_METHODS = (
     "__call__",
