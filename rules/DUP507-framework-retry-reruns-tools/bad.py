@@ -44,6 +44,9 @@ follow_up = Task(
 )
 crew = Crew(agents=[support], tasks=[follow_up])
 
+# CrewAI's default: every agent retries its task twice unless max_retry_limit=0
+notifier = Agent(role="Notifier", goal="Tell customers", backstory="Brief.", tools=[send_email])  # error: DUP507
+
 
 def refund_payment(order_id: str, amount: int) -> str:
     return payments.refund(order_id, amount)

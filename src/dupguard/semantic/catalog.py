@@ -103,6 +103,9 @@ class RetrySetting:
     method: str = ""
     # keywords without which the setting does nothing (CrewAI's task retries need a guardrail)
     requires: tuple[str, ...] = ()
+    # the retries happen at the default when the keyword is not written (CrewAI agents retry
+    # twice unless told otherwise; building a ``ToolRetryMiddleware`` is itself the setting)
+    by_default: bool = False
     # keywords that hold the tools the retry re-runs (besides the object's own ``tools``)
     tools_kwargs: tuple[str, ...] = ("tools",)
 

@@ -1579,6 +1579,7 @@ RETRY_SETTINGS: tuple[RetrySetting, ...] = (
         "_times_executed against max_retry_limit and calls execute_task again: the task's whole "
         "agent loop, tools included, from the start (the default 2 applies to every agent).",
         summary="re-runs the agent's whole task after any error, tools included",
+        by_default=True,
     ),
     RetrySetting(
         names=("crewai.Task", "crewai.task.Task"),
@@ -1593,6 +1594,7 @@ RETRY_SETTINGS: tuple[RetrySetting, ...] = (
         "(max_retries is its deprecated alias): the tools run again with the feedback.",
         summary="re-runs the task's agent, tools included, each time the guardrail rejects the output",
         requires=("guardrail", "guardrails"),
+        by_default=True,
     ),
     RetrySetting(
         names=("agno.agent.Agent", "agno.agent.agent.Agent", "agno.team.Team", "agno.team.team.Team"),
@@ -1623,6 +1625,7 @@ RETRY_SETTINGS: tuple[RetrySetting, ...] = (
         "defaults to 2, all tools unless tools= names some): a tool that failed after its "
         "side effect runs again.",
         summary="calls a tool again after it failed",
+        by_default=True,
     ),
     RetrySetting(
         names=("langchain_core.runnables.Runnable", "langchain_core.runnables.base.Runnable"),

@@ -1,16 +1,24 @@
-"""Which tools change the world: the tools an agent is given, whether each one writes, and
-whether a write is already made safe to repeat (DUP507, DUP204).
+"""Which tools change the world: the tools an agent is given, whether running one again
+repeats a side effect, and whether that is already made safe (DUP507, DUP204).
 
 A retry that re-runs ``search_web`` costs a model call; one that re-runs ``refund_order``
-refunds twice. No import says which is which, so the evidence is the tool's *name* (tools
-are named for the model, verb first: ``send_email``, ``get_weather``, ``WebSearchTool``) and,
-when the name says nothing, the calls in the tool's own body (``requests.post``,
-``session.commit``). The write vocabulary is the runtime's own list of state-changing verbs
-(``dupguard.runtime.similarity.DANGEROUS_STEMS``, which keeps "delete user" and "deactivate
-user" apart), less the verbs that name reads or nouns as often as writes; the read list is
-the verbs of lookups. The first verb of a name decides (``get_order_status`` reads,
-``order_pizza`` writes); a name with no known verb is *unknown*, and every rule treats unknown
-as "not shown to write" or "not shown to read", whichever keeps it quiet.
+refunds twice; one that re-runs ``update_address`` writes the same address again. No import
+says which is which, so the evidence is the tool's *name* (tools are named for the model, verb
+first: ``send_email``, ``get_weather``, ``WebSearchTool``) and, when the name says nothing, the
+calls in the tool's own body (``requests.post``, ``smtp.sendmail``). Three effects:
+
+* ``write``: each run makes something new — a refund, an email, a post, an order, a row —
+  so a second run is a duplicate;
+* ``overwrite``: each run sets a state — update, save, delete, cancel, rename — so a second
+  run with the same arguments leaves what the first left (idempotent by nature);
+* ``read``: lookups, searches, computations.
+
+The vocabulary starts from the runtime's own list of state-changing verbs
+(``dupguard.runtime.similarity.DANGEROUS_STEMS``), split into the two kinds of writes, less
+the verbs that as often name reads or things. The first verb of a name decides
+(``get_order_status`` reads, ``send_order`` writes); a name with no known verb is *unknown*,
+and every rule treats unknown as "not shown to write" or "not shown to read", whichever keeps
+it quiet.
 """
 
 from __future__ import annotations
@@ -31,14 +39,69 @@ if TYPE_CHECKING:
 # (a SELECT as often as not), ``get_order``'s "order", ``book_search``, ``block_info``, ``ban``,
 # and the calculator's ``add``.
 AMBIGUOUS_STEMS = frozenset({"run", "execut", "order", "book", "lock", "block", "ban", "unlock", "add"})
-# Writes the runtime's list does not need (HTTP verbs, saving, posting to a channel).
+# Verbs that set a state: running them again with the same arguments changes nothing more.
+OVERWRITE_STEMS = frozenset(
+    {
+        "delet",
+        "remov",
+        "drop",
+        "destroy",
+        "purg",
+        "wip",
+        "eras",
+        "truncat",
+        "deactivat",
+        "disabl",
+        "enabl",
+        "suspend",
+        "kill",
+        "terminat",
+        "cancel",
+        "revok",
+        "approv",
+        "reject",
+        "deny",
+        "overwrit",
+        "replac",
+        "reset",
+        "updat",
+        "modif",
+        "edit",
+        "chang",
+        "writ",
+        "archiv",
+        "unarchiv",
+        "restor",
+        "migrat",
+        "deploy",
+        "rollback",
+        "revert",
+        "merg",
+        "unpublish",
+        "shutdown",
+        "restart",
+        "reboot",
+        "grant",
+        "put",
+        "patch",
+        "sav",
+        "set",
+        "upsert",
+        "mov",
+        "renam",
+        "clos",
+        "assign",
+        "unsubscrib",
+        "confirm",
+        "mark",
+    }
+)
+# Verbs whose every run makes something new (an HTTP POST, a message, money moved, a booking),
+# beyond the runtime's list.
 MORE_WRITE_STEMS = frozenset(
     {
         "post",
-        "put",
-        "patch",
         "submit",
-        "sav",
         "upload",
         "commit",
         "push",
@@ -49,30 +112,23 @@ MORE_WRITE_STEMS = frozenset(
         "schedul",
         "purchas",
         "place",
-        "set",
-        "assign",
         "enrol",
         "enroll",
         "register",
         "subscrib",
-        "unsubscrib",
         "sms",
         "trad",
         "withdraw",
         "deposit",
-        "upsert",
-        "mov",
-        "renam",
-        "clos",
-        "refund",
         "escalat",
         "apply",
         "appli",
-        "confirm",
         "reserv",
+        "comment",
+        "append",
     }
 )
-WRITE_STEMS = (DANGEROUS_STEMS - AMBIGUOUS_STEMS) | MORE_WRITE_STEMS
+WRITE_STEMS = ((DANGEROUS_STEMS - AMBIGUOUS_STEMS) | MORE_WRITE_STEMS) - OVERWRITE_STEMS
 READ_STEMS = frozenset(
     {
         "get",
@@ -136,8 +192,9 @@ READ_STEMS = frozenset(
 )
 # Tokens that say nothing about the effect (``refund_tool``, ``aget_weather``, ``do_send``).
 NOISE = frozenset({"tool", "tools", "fn", "func", "function", "async", "a", "do", "try", "safe", "my", "the", "impl"})
-# Calls in a tool's body that write, whatever the tool is called: HTTP writes, SQL commits.
-BODY_WRITE_METHODS = frozenset({"post", "put", "patch", "delete", "commit", "send", "sendmail", "send_message"})
+# Calls in a tool's body that make something new, whatever the tool is called: an HTTP POST, a
+# message sent (``put``/``patch``/``delete`` set a state; a ``commit`` says nothing of what).
+BODY_WRITE_METHODS = frozenset({"post", "send", "sendmail", "send_message", "send_email", "insert_one"})
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -147,7 +204,8 @@ def words(name: str) -> list[str]:
 
 
 def name_effect(name: str) -> str | None:
-    """ "write" or "read" from the first known verb of a tool's name; None when it has none."""
+    """The effect of the first known verb of a tool's name: "write", "overwrite" or "read";
+    None when it has none."""
     for word in words(name):
         if word in NOISE:
             continue
@@ -156,6 +214,8 @@ def name_effect(name: str) -> str | None:
             forms |= {word[:-2], stem(word[:-2])}
         if forms & WRITE_STEMS:
             return "write"
+        if forms & OVERWRITE_STEMS:
+            return "overwrite"
         if forms & READ_STEMS:
             return "read"
     return None
@@ -171,7 +231,8 @@ class ToolRef:
     node: cst.CSTNode
 
     def effect(self, model: Model) -> str | None:
-        """ "write", "read" or None (unknown): the name first, then the body's own calls."""
+        """The tool's effect ("write", "overwrite", "read", or None when unknown): the name
+        first, then the body's own calls."""
         found = name_effect(self.name) if self.name else None
         if found is None and self.function is not None and self.function.name != self.name:
             found = name_effect(self.function.name)
@@ -310,18 +371,25 @@ def _refs(model: Model, node: cst.CSTNode, scope: Function | None, depth: int) -
         return refs
     explicit = tool_name(model, node, scope)
     fn = None
+    wrapped = None  # ``function_tool(self.search_database)``: the wrapped callable's name
     for key in (*FUNCTION_KWARGS, "0"):
         arg = call.arg(key)
-        if arg is not None and arg.dotted and "." not in arg.dotted and "(" not in arg.dotted:
-            fn = model.function_named(arg.dotted, within=scope)
-            if fn is not None:
-                break
+        if arg is None or not arg.dotted or "(" in arg.dotted or "[" in arg.dotted:
+            continue
+        head, _, last = arg.dotted.rpartition(".")
+        wrapped = wrapped or last
+        if not head:
+            fn = model.function_named(last, within=scope)
+        elif head in ("self", "cls") and scope is not None and scope.class_name:
+            fn = model.function_named(last, scope.class_name)
+        if fn is not None:
+            break
     if explicit is None:
         name_arg = call.kw("name")
         value = string_value(name_arg.node) if name_arg is not None else None
         explicit = value if isinstance(value, str) else None
     if explicit is None and fn is None:
-        explicit = (call.func or "").replace("()", "").rsplit(".", 1)[-1] or None  # ``SerperDevTool()``
+        explicit = wrapped or (call.func or "").replace("()", "").rsplit(".", 1)[-1] or None  # ``SerperDevTool()``
     return [ToolRef(explicit or (fn.name if fn else None), fn, node)]
 
 
@@ -333,7 +401,7 @@ def _call_refs(model: Model, call: Call, node: cst.CSTNode, depth: int) -> list[
 
 
 def writes_without_guard(model: Model, tools: list[ToolRef]) -> list[ToolRef]:
-    """The tools that write and are not made idempotent."""
+    """The tools whose second run is a duplicate (``write``) and that are not made idempotent."""
     return [t for t in tools if t.effect(model) == "write" and not t.idempotent(model)]
 
 

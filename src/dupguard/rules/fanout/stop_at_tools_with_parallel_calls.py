@@ -12,7 +12,8 @@ dropped from the final output, and the user, who is never told, asks again. The 
 ``semantic.catalog_data`` (``SDK_AGENTS``, ``STOP_AT_TOOLS``, ``MODEL_SETTINGS``).
 
 Quiet when parallel calls are off, when the settings cannot be read (a parameter, another
-module), when the agent has no tools, and when every tool's name says it only reads.
+module), when the agent has no tools, and when every tool's name says it only reads or sets a
+state (``get_weather``, ``update_address``: running it unseen, or again, changes nothing more).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from .. import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst
+
+# Effects whose unseen second run does no harm: a read, or a state set again (semantic.effects).
+HARMLESS = ("read", "overwrite")
 
 
 def _value(model: Model, node: cst.CSTNode, scope: Function | None) -> cst.CSTNode:
@@ -117,9 +121,9 @@ def stop_at_tools_with_parallel_calls(model: Model, ctx: RuleContext) -> Iterabl
         tools = tools_of(model, call) if call.kw("tools") is not None else tools_of(model, agent)
         if tools is not None and (not tools and call.kw("mcp_servers") is None and agent.kw("mcp_servers") is None):
             continue  # no tools at all: nothing runs beside the stop tool
-        if tools and all(t.effect(model) == "read" for t in tools):
+        if tools and all(t.effect(model) in HARMLESS for t in tools):
             continue
-        others = [t for t in tools or [] if t.effect(model) != "read"]
+        others = [t for t in tools or [] if t.effect(model) not in HARMLESS]
         named = f" ({', '.join(tool_label(t) for t in others[:3])} among them)" if others else ""
         yield Finding(
             arg.node,  # type: ignore[union-attr]

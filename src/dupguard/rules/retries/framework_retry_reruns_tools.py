@@ -81,9 +81,14 @@ def _middleware_consumer(model: Model, call: Call) -> Call | None:
     return None
 
 
+def _is_middleware(setting: RetrySetting) -> bool:
+    """A middleware object given to an agent factory (``create_agent(middleware=[...])``)."""
+    return setting.names[0].rsplit(".", 1)[-1].endswith("Middleware")
+
+
 def _retried_tools(model: Model, setting: RetrySetting, call: Call) -> list[ToolRef] | None:
     """The tools a retry of ``call``'s setting runs again."""
-    if _opt_in_by_construction(setting) and call.kw("tools") is None:
+    if _is_middleware(setting) and call.kw("tools") is None:
         consumer = _middleware_consumer(model, call)
         if consumer is None:
             return None
@@ -100,22 +105,21 @@ def _constructor_findings(model: Model, ctx: RuleContext, call: Call, setting: R
     if setting.requires and not any(call.kw(k) is not None for k in setting.requires):
         return
     arg = _setting_arg(setting, call)
-    if arg is None and not _opt_in_by_construction(setting):
-        return  # the framework's default, not a setting written here
+    if arg is None and not (setting.by_default and setting.default > 0):
+        return
     if arg is not None and _int_value(model, arg.node, call) == 0:
         return
     tools = _retried_tools(model, setting, call)
     writes = writes_without_guard(model, tools or [])
     if not writes:
         return
-    written = f"`{arg.keyword}={_code(arg.node)}`" if arg is not None else f"`{_code(call.node)}`"
+    if arg is not None:
+        written = f"`{arg.keyword}={_code(arg.node)}`"
+    elif _is_middleware(setting):
+        written = f"`{_code(call.node)}`"
+    else:
+        written = f"`{call.func}(...)` (`{setting.keywords[0]}` defaults to {setting.default})"
     yield Finding(arg.node if arg is not None else call.node, _message(written, setting, writes))
-
-
-def _opt_in_by_construction(setting: RetrySetting) -> bool:
-    """Objects whose only purpose is to retry (LangChain's ``ToolRetryMiddleware``): building
-    one is the setting, its default count applies."""
-    return any(n.rsplit(".", 1)[-1].endswith("RetryMiddleware") for n in setting.names)
 
 
 def _with_retry_findings(model: Model, ctx: RuleContext, call: Call, setting: RetrySetting) -> Iterator[Finding]:

@@ -12,7 +12,8 @@ A call counts as a tool when ``semantic.runs.tool_execution`` says it executes o
 object's ``invoke``/``run``, a tool executor, a dispatch table, an MCP ``call_tool``) or when
 it calls a function of this module registered as a tool. The two calls must have the same
 callee and share an argument (a fallback that sends the failure to an admin with the same
-``send_email`` is another action). Handlers that only catch errors raised before a tool body
+``send_email`` is another action). A payload of tool calls executed again (``for call in
+msg.tool_calls``, ``execute_tool_calls(msg)``) is DUP502's, not this rule's. Handlers that only catch errors raised before a tool body
 runs (argument validation, a bad signature) are left alone.
 """
 
@@ -117,8 +118,15 @@ def recalls(model: Model) -> Iterator[tuple[Call, Call]]:
                     owner[id(handler)] = id(frame.node)
             elif frame.part == "except":
                 in_except.append((call, frame.node))
+    if not in_except:
+        return
+    from ...semantic.toolcalls import payload_executions
+
+    payloads = payload_executions(model)  # a tool_calls payload executed again is DUP502's
     registered: set[str] | None = None
     for second, handler in in_except:
+        if id(second) in payloads:
+            continue
         firsts = [
             c
             for c in bodies.get(owner.get(id(handler), 0), ())
