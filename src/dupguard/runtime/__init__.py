@@ -36,6 +36,8 @@ _EXPORTS = {
     "Lease": "lease",
     "turn_lease": "lease",
     "aturn_lease": "lease",
+    # across processes: HTTP requests, queue messages, sessions
+    "IdempotencyMiddleware": "http",
     # in-process guards
     "InvocationGuard": "guard",
     "Ticket": "guard",
