@@ -38,6 +38,10 @@ _EXPORTS = {
     "aturn_lease": "lease",
     # across processes: HTTP requests, queue messages, sessions
     "IdempotencyMiddleware": "http",
+    "handle_once": "consumers",
+    "ahandle_once": "consumers",
+    "celery_once": "consumers",
+    "Handled": "consumers",
     # in-process guards
     "InvocationGuard": "guard",
     "Ticket": "guard",
