@@ -42,6 +42,8 @@ _EXPORTS = {
     "ahandle_once": "consumers",
     "celery_once": "consumers",
     "Handled": "consumers",
+    "session_lease": "sessions",
+    "asession_lease": "sessions",
     # in-process guards
     "InvocationGuard": "guard",
     "Ticket": "guard",
