@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from linthelpers import ROOT, rule_folders, run_cli
 
@@ -27,10 +30,14 @@ def _parse(output: str) -> set[tuple[str, int, int, str, str]]:
     return out
 
 
-def test_flake8_and_cli_agree_on_every_bad_file() -> None:
-    files = [str(folder / "bad.py") for folder in rule_folders()]
-    flake8 = _flake8("--isolated", "--select", "DUP", *files)
-    cli = run_cli("check", "--no-cache", "--isolated", "--output-format", "json", *files)
+def test_flake8_and_cli_agree_on_every_bad_file(tmp_path: Path) -> None:
+    # copies: this repository's [tool.dupguard] excludes rules/, which the plugin honours
+    for folder in rule_folders():
+        (tmp_path / folder.name).mkdir()
+        shutil.copy(folder / "bad.py", tmp_path / folder.name / "bad.py")
+    files = [f"{folder.name}/bad.py" for folder in rule_folders()]
+    flake8 = _flake8("--isolated", "--select", "DUP", *files, cwd=tmp_path)
+    cli = run_cli("check", "--no-cache", "--isolated", "--output-format", "json", *files, cwd=tmp_path)
     from_cli = {
         (Path(d["filename"]).name, d["location"]["row"], d["location"]["column"], d["code"], d["message"])
         for d in json.loads(cli.stdout)
@@ -87,3 +94,84 @@ def test_flake8_honours_catalog_extensions(tmp_path: Path) -> None:
     )
     proc = _flake8("--select", "DUP", "app.py", cwd=tmp_path)
     assert {(row, code) for _, row, _, code, _ in _parse(proc.stdout.decode())} == {(5, "DUP101")}
+
+
+SHARED_AGENT = textwrap.dedent(
+    """\
+    from fastapi import FastAPI
+    from llama_index.core.agent import ReActAgent
+
+    app = FastAPI()
+    agent = ReActAgent.from_tools(tools=[])
+
+
+    @app.post("/chat")
+    async def chat(payload: dict):
+        return await agent.achat(payload["message"])
+    """
+)
+
+
+def _project(tmp_path: Path, config: str, files: tuple[str, ...]) -> None:
+    (tmp_path / "pyproject.toml").write_text(config)
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(SHARED_AGENT)
+
+
+def test_flake8_applies_per_file_ignores_and_excludes_like_the_cli(tmp_path: Path) -> None:
+    config = textwrap.dedent(
+        """\
+        [tool.dupguard]
+        exclude = ["legacy/*.py"]
+        extend-exclude = ["generated"]
+
+        [tool.dupguard.per-file-ignores]
+        "tests/*" = ["DUP1"]
+        "scripts/tool.py" = ["DUP102"]
+        """
+    )
+    files = ("app.py", "tests/test_app.py", "scripts/tool.py", "legacy/old.py", "generated/api/client.py")
+    _project(tmp_path, config, files)
+    cli = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    from_cli = {
+        (
+            (tmp_path / d["filename"]).resolve().relative_to(tmp_path.resolve()).as_posix(),
+            d["location"]["row"],
+            d["code"],
+        )
+        for d in json.loads(cli.stdout)
+    }
+    flake8 = _flake8("--select", "DUP", ".", cwd=tmp_path)
+    from_flake8 = set()
+    for line in flake8.stdout.decode().splitlines():
+        match = FLAKE8_LINE.match(line)
+        assert match, line
+        from_flake8.add((Path(match["file"]).as_posix(), int(match["row"]), match["code"]))
+    assert from_flake8 == from_cli == {("app.py", 5, "DUP101"), ("scripts/tool.py", 5, "DUP101")}
+    # flake8 gives the plugin named files too: dupguard's excludes hold for them (--force-exclude)
+    named = _flake8("--select", "DUP", "legacy/old.py", "generated/api/client.py", "tests/test_app.py", cwd=tmp_path)
+    assert named.stdout.decode() == "" and named.returncode == 0, named.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        ('[tool.dupguard]\nignore = ["DUP999"]\n', "ignore: unknown rule code or prefix 'DUP999'"),
+        ("[tool.dupguard]\nselect = \n", "invalid TOML"),
+        ("[tool.dupguard]\nno-such-key = 1\n", "no-such-key"),
+    ],
+    ids=["unknown code", "invalid TOML", "unknown key"],
+)
+def test_a_configuration_error_fails_the_flake8_run(tmp_path: Path, config: str, problem: str) -> None:
+    """Not a silent lint with the defaults: flake8 shows the problem once and exits 1, even with
+    --exit-zero, whatever is selected (a DUP000 finding could be deselected or noqa'd away)."""
+    _project(tmp_path, config, ("app.py", "b.py"))
+    runs = [["--select", "DUP"], ["--exit-zero", "-j", "1"], ["--select", "E,W"]] if "DUP999" in config else [[]]
+    for args in runs:
+        proc = _flake8(*args, ".", cwd=tmp_path)
+        out = proc.stdout.decode()
+        assert proc.returncode == 1, (args, out, proc.stderr.decode())
+        assert '"dupguard[DUP]" failed during execution due to dupguard configuration error:' in out, out
+        assert str(tmp_path / "pyproject.toml") in out and problem in out, out
+        assert not _parse(out) and "Traceback" not in out + proc.stderr.decode()

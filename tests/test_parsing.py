@@ -1,6 +1,7 @@
 """``dupguard.parsing``: the same trees as libcst's parser, without its per-node checks, and
 the checks and libcst's classes back in place afterwards (codemods rely on them); the
-factories build what the classes build."""
+factories build what the classes build (``dupguard.cstfast``, shortcut 1). The tests that
+compare trees run with the shortcuts on and off (``cstmodes``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ import dataclasses
 import libcst as cst
 import pytest
 
-from dupguard.parsing import FACTORIES, HOT_NODE_CLASSES, parse_module
+from cstmodes import libcst_mode  # noqa: F401
+from dupguard import cstfast
+from dupguard.cstfast import HOT_NODE_CLASSES, factories
+from dupguard.parsing import parse_module
 from linthelpers import ROOT
+
+FACTORIES = factories()
 
 FILES = sorted(p for d in ("rules", "tests/corpus") for p in (ROOT / d).rglob("*.py"))
 
 
+@pytest.mark.usefixtures("libcst_mode")
 def test_trees_equal_libcsts_on_the_agent_code_examples() -> None:
     assert len(FILES) > 50
     for path in FILES:
@@ -24,6 +31,7 @@ def test_trees_equal_libcsts_on_the_agent_code_examples() -> None:
         assert fast.code == text, path
 
 
+@pytest.mark.usefixtures("libcst_mode")
 def test_the_parser_builds_real_libcst_nodes() -> None:
     module = parse_module("agent = make_agent(tools=[t])\n")
     assign = module.body[0].body[0]
@@ -92,6 +100,7 @@ def _example(kind: type) -> cst.CSTNode:
     return found[0]
 
 
+@pytest.mark.usefixtures("libcst_mode")
 @pytest.mark.parametrize(
     "source",
     [b"x = 1\r\n", "\ufeffimport os\n".encode("utf-8"), "# -*- coding: latin-1 -*-\ns = '\xe9'\n".encode("latin-1")],
@@ -101,17 +110,36 @@ def test_bytes_keep_their_encoding_and_newlines(source: bytes) -> None:
     assert fast.deep_equals(plain) and fast.encoding == plain.encoding and fast.bytes == source
 
 
-def test_nodes_are_not_checked_while_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("libcst_mode")
+def test_nodes_are_not_checked_while_parsing_unless_plain(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     original = cst.Name._validate
     monkeypatch.setattr(cst.Name, "_validate", lambda self: calls.append(self.value) or original(self))
     cst.parse_module("agent = make_agent()\n")
-    assert calls, "libcst checks each node it builds (the cost this module avoids)"
+    assert calls, "libcst checks each node it builds (the cost the shortcut avoids)"
     calls.clear()
     parse_module("agent = make_agent()\n")
-    assert calls == []
+    assert calls == ([] if cstfast.enabled() else ["agent", "make_agent"])
 
 
+@pytest.mark.usefixtures("libcst_mode")
+def test_libcst_is_as_installed_during_a_plain_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the fast parse swaps classes and checks, and only while libcst's parser runs."""
+    real_name, real_check = cst.Name, cst.CSTNode.__dict__["__post_init__"]
+    seen = []
+    libcsts = cst.parse_module
+
+    def spy(source: str | bytes) -> cst.Module:
+        seen.append((cst.Name is real_name, cst.CSTNode.__dict__["__post_init__"] is real_check))
+        return libcsts(source)
+
+    monkeypatch.setattr(cst, "parse_module", spy)
+    parse_module("x = 1\n")
+    assert seen == ([(False, False)] if cstfast.enabled() else [(True, True)])
+    assert cst.Name is real_name and cst.CSTNode.__dict__["__post_init__"] is real_check
+
+
+@pytest.mark.usefixtures("libcst_mode")
 @pytest.mark.parametrize("source", ["x = 1\n", "def (:\n"])
 def test_hand_built_nodes_are_checked_again_afterwards(source: str) -> None:
     try:

@@ -1,4 +1,5 @@
-"""Positions agree with libcst's PositionProvider on every node of real files."""
+"""Positions agree with libcst's PositionProvider on every node of real files, with the libcst
+shortcuts on (one offset-recording codegen pass, ``dupguard.cstfast``) and off."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from cstmodes import libcst_mode  # noqa: F401
 from dupguard.semantic.positions import Positions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +21,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.usefixtures("libcst_mode")
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
 def test_every_node_has_libcst_position(path: Path, variant: str) -> None:
@@ -30,3 +33,29 @@ def test_every_node_has_libcst_position(path: Path, variant: str) -> None:
     for node, code_range in expected.items():
         want = (code_range.start.line, code_range.start.column, code_range.end.line, code_range.end.column)
         assert ours.range(node) == want, (type(node).__name__, cst.Module([]).code_for_node(node)[:60])
+
+
+def test_a_libcst_without_codegenstate_gets_libcsts_positions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offsets pass subclasses a private class; a libcst that moved it costs speed, not
+    correctness: positions come from PositionProvider."""
+    import libcst._nodes.internal
+
+    from dupguard import cstfast
+
+    module = cst.parse_module(FILES[0].read_text(encoding="utf-8"))
+    monkeypatch.setattr(cstfast, "_enabled", True)
+    assert cstfast.offsets(module) is not None
+    monkeypatch.delattr(libcst._nodes.internal, "CodegenState")
+    cstfast._offset_state_type.cache_clear()
+    try:
+        assert cstfast.offsets(module) is None
+        call = module.body[-1]
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)[call]
+        assert Positions(module).range(call) == (
+            expected.start.line,
+            expected.start.column,
+            expected.end.line,
+            expected.end.column,
+        )
+    finally:
+        cstfast._offset_state_type.cache_clear()

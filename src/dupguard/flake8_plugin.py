@@ -2,8 +2,21 @@
 
 flake8 applies its own ``--select``/``--ignore``/``# noqa``; this class only reports what
 ``dupguard check`` would report for the same file under the project's ``[tool.dupguard]``
-settings (so catalog extensions are honoured). Nothing is imported from libcst unless the
-file passes the prefilter.
+settings: catalog extensions, ``per-file-ignores``, and ``exclude``/``extend-exclude``. flake8
+hands the plugin every file it checks, whether named on its command line or found in a
+directory, so a file dupguard excludes is skipped either way, as ``dupguard check
+--force-exclude`` does (the mode pre-commit uses), and as flake8's own ``--exclude`` holds for
+named files too. (flake8's ``--isolated`` does not reach plugins: ``[tool.dupguard]`` is read
+all the same.)
+
+A configuration dupguard cannot use is an error, not a reason to lint with the defaults: the
+plugin raises ``DupguardConfigError`` when flake8 sets it up for a file, and flake8 stops the
+run, prints ``<file>: "dupguard[DUP]" failed during execution due to dupguard configuration
+error: <what is wrong and where>`` and exits 1 (even with ``--exit-zero``). A ``DUP000``
+finding was the alternative, but flake8's ``--select``, ``--extend-ignore`` and ``# noqa``
+would hide it again. tests/test_flake8.py checks all of this with real flake8 processes.
+
+Nothing is imported from libcst unless the file passes the prefilter.
 """
 
 from __future__ import annotations
@@ -17,12 +30,28 @@ from . import __version__
 from .config import ConfigError, Settings, resolve
 
 
+class DupguardConfigError(Exception):
+    """dupguard's configuration is invalid; the message names the file, the key and what is allowed."""
+
+    def __repr__(self) -> str:  # flake8 shows the plugin's exception with ``repr``
+        return f"dupguard configuration error: {self}"
+
+
 @lru_cache(maxsize=4)
 def _settings(cwd: str) -> Settings:
     try:
         return resolve(cwd=Path(cwd))
-    except ConfigError:
-        return Settings()
+    except ConfigError as exc:
+        raise DupguardConfigError(str(exc)) from None
+
+
+def _excluded(filename: str, settings: Settings) -> bool:
+    """Does dupguard's ``exclude``/``extend-exclude`` cover this file? The CLI's own matching,
+    as for a file named with ``--force-exclude``. (flake8's stdin, which is no file, is not.)"""
+    from .discovery import discover
+
+    found = discover([filename], settings._replace(force_exclude=True))
+    return not found.files and not found.errors
 
 
 class Plugin:
@@ -32,14 +61,20 @@ class Plugin:
     def __init__(self, tree: ast.AST, lines: list[str], filename: str) -> None:
         self.lines = lines
         self.filename = filename
+        # here rather than in ``run``: flake8 turns an exception from the constructor into one
+        # clear message and a failed run (one from ``run`` would be a bare traceback)
+        self.settings = _settings(str(Path.cwd()))
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from .engine import lint_text
+        from .engine import codes_for_file, lint_text
 
-        settings = _settings(str(Path.cwd()))
+        settings = self.settings
+        if _excluded(self.filename, settings):
+            return
+        codes = codes_for_file(self.filename, settings, settings.enabled_codes())
         text = "".join(self.lines)
         try:
-            diagnostics = lint_text(self.filename, text, settings, settings.enabled_codes(), apply_noqa=False)
+            diagnostics = lint_text(self.filename, text, settings, codes, apply_noqa=False)
         except ValueError:
             return  # flake8 reports syntax errors itself (E999)
         for d in diagnostics:

@@ -1,9 +1,11 @@
-"""Fixtures for the runtime tests: stores, and real ``redis-server`` processes.
+"""Fixtures for the runtime tests: stores, and real ``redis-server`` and PostgreSQL servers.
 
 ``redis_server`` (session) starts ``redis-server`` on a free port without persistence, in a
-temporary directory, and stops it at the end. When ``redis-server`` (or the ``redis``
-package) is missing the Redis tests are skipped locally and fail on CI (``CI=true``), where
-the workflow installs them: a CI run must never pass by skipping them.
+temporary directory, and stops it at the end. ``postgres_server`` (session) makes a
+throwaway PostgreSQL cluster (``initdb`` + ``pg_ctl``, see ``pgserver.py``) on a free port and
+removes it at the end. When a server (or its client package) is missing the tests that need
+it are skipped locally and fail on CI (``CI=true``), where ``.ci/run`` installs them: a CI run
+must never pass by skipping them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from pgserver import PostgresServer
+from pgserver import missing as postgres_missing
 
 
 def free_port() -> int:
@@ -132,19 +136,65 @@ def make_redis_server(tmp_path: Path):
         server.stop()
 
 
+def require_postgres() -> None:
+    """Skip (locally) or fail (on CI) when a real PostgreSQL cannot be run."""
+    reason = postgres_missing()
+    if reason is None:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            reason = "the psycopg package is missing (pip install 'dupguard[test]')"
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL tests cannot run on CI: {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    require_postgres()
+    server = PostgresServer().start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PostgresServer) -> str:
+    return postgres_server.dsn
+
+
+@pytest.fixture
+def make_postgres_server():
+    """Start extra clusters a test may crash and restart; all are removed afterwards."""
+    require_postgres()
+    servers: list[PostgresServer] = []
+
+    def make(*settings: str) -> PostgresServer:
+        server = PostgresServer(*settings)
+        servers.append(server)
+        return server.start()
+
+    yield make
+    for server in servers:
+        server.cleanup()
+
+
 def make_backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path):
-    """A fresh store of ``kind``; Redis ones get a unique prefix on the session server."""
-    from dupguard.runtime import MemoryBackend, RedisBackend, SQLiteBackend
+    """A fresh store of ``kind``; Redis ones get a unique prefix on the session server,
+    PostgreSQL ones their own tables in the session cluster."""
+    from dupguard.runtime import MemoryBackend, PostgresBackend, RedisBackend, SQLiteBackend
 
     if kind == "memory":
         return MemoryBackend()
     if kind == "sqlite":
         return SQLiteBackend(tmp_path / "store.sqlite3")
+    if kind == "postgres":
+        return PostgresBackend(request.getfixturevalue("postgres_dsn"), table=f"test_{uuid.uuid4().hex[:8]}")
     url = request.getfixturevalue("redis_url")
     return RedisBackend(url, prefix=f"test:{uuid.uuid4().hex[:8]}:")
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path):
     store = make_backend(request.param, request, tmp_path)
     yield store

@@ -270,7 +270,7 @@ def test_redis_backend_with_given_clients(redis_url):
     assert raw.exists("given:{order:1}") and raw.pttl("given:{order:1}") > 4000
     store.complete("order:1", c.fence, {"ok": True}, ttl=30)
     assert store.get("order:1").result == {"ok": True}
-    assert store.incr("hits", ttl=5) == 1 and raw.exists("given:n:{hits}")
+    assert store.incr("hits", ttl=5) == 1 and raw.exists("given:{hits}:n")
 
     async def main() -> None:
         client = redis.asyncio.Redis.from_url(redis_url)

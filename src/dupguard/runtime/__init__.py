@@ -21,6 +21,7 @@ _EXPORTS = {
     "StaleBatchError": "errors",
     "LeaseLost": "errors",
     "StoreError": "errors",
+    "StoreConfigError": "errors",
     "NotOwnerError": "guard",
     "GuardTimeout": "guard",
     "TurnCompleted": "lease",
@@ -28,6 +29,7 @@ _EXPORTS = {
     "MemoryBackend": "backends.memory",
     "SQLiteBackend": "backends.sqlite",
     "RedisBackend": "backends.redis",
+    "PostgresBackend": "backends.postgres",
     # once-per-key execution and leases
     "Idempotency": "idempotency",
     "idempotent": "idempotency",

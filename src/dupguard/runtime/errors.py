@@ -55,6 +55,13 @@ class StoreError(DupguardError):
     retryable = True
 
 
+class StoreConfigError(StoreError):
+    """The store is set up so that it cannot keep records as promised (a Redis server that may
+    evict them): nothing was run; fix the store's configuration, retrying will not help."""
+
+    retryable = False
+
+
 __all__ = [
     "ConcurrentInvocationError",
     "DupguardError",
@@ -63,6 +70,7 @@ __all__ = [
     "IdempotencyPayloadMismatch",
     "LeaseLost",
     "StaleBatchError",
+    "StoreConfigError",
     "StoreError",
     "ToolCallIdReused",
     "ToolLimitExceeded",

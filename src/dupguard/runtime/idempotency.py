@@ -23,17 +23,24 @@ also poll the store with a growing interval, never waiting past the holder's lea
 
 Results are JSON values (see :mod:`dupguard.runtime.backends`): the caller that ran the
 function gets its return value as is, duplicates get it as JSON decodes it (a tuple comes
-back as a list), in every backend. When a result cannot be
-encoded, the caller that ran the function still gets it (with a ``RuntimeWarning``), the key
-is recorded as done without the value, and later duplicates raise ``TypeError`` instead of
-running the function again.
+back as a list), in every backend. When a result cannot be stored (not JSON, nested too
+deeply, larger than ``MAX_RESULT_BYTES``; every backend runs the same check), the caller that
+ran the function still gets it (with a ``RuntimeWarning``), the key is recorded as done with
+an :class:`~dupguard.runtime.backends.Unstorable` marker instead of the value, and later
+duplicates raise ``TypeError`` instead of running the function again.
 
-When the store fails while the function runs, the holder keeps trying to record the result
-for up to ``lease`` seconds (the function ran; a retry must find its result). If the store
-stays unreachable it raises ``StoreError`` with ``retryable = False``, ``executed = True``
-and the value in ``result``: the caller knows the effect happened although it is not
-recorded. A ``StoreError`` raised before the function started has ``executed = False`` and
-is retryable.
+When the store fails after the function ran, the holder keeps its lease alive (the heartbeat
+runs until the result is recorded) and keeps trying to record the result for up to ``lease``
+seconds (the function ran; a retry must find its result). If the store still refuses the
+value but accepts a small record (a server limit on value size), the key is recorded done
+with an ``Unstorable`` marker, as above. If the store stays unreachable it raises
+``StoreError`` with ``retryable = False``, ``executed = True`` and the value in ``result``:
+the caller knows the effect happened although it is not recorded. A ``StoreError`` raised
+before the function started has ``executed = False`` and is retryable.
+
+Store keys are ``idem:<key>`` for :meth:`Idempotency.run` and ``idem:<scope>:<key>`` for
+``@idempotent``, each part escaped (:func:`~dupguard.runtime.backends.compose_key`), so no
+scope and key can stand for another pair.
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ from pathlib import PurePath
 from typing import Any, Literal, TypeVar
 
 from . import _waiters
-from .backends import Backend, Claim, default_backend
+from .backends import Backend, Claim, Unstorable, check_duration, compose_key, default_backend
 from .errors import (
     IdempotencyInProgress,
     IdempotencyKeyMissing,
@@ -67,8 +74,6 @@ from .lease import Lease, _note
 __all__ = ["Idempotency", "idempotent", "payload_hash"]
 
 T = TypeVar("T")
-
-_UNSTORED = "__dupguard_unstored_result__"
 
 
 def _jsonable(obj: Any) -> Any:
@@ -102,10 +107,14 @@ def payload_hash(payload: Any) -> str | None:
     if payload is None:
         return None
     try:
-        text = _CANONICAL.encode(payload)
-    except TypeError:  # dict keys of mixed types cannot be sorted: keep their order
-        text = _IN_ORDER.encode(payload)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+        try:
+            text = _CANONICAL.encode(payload)
+        except TypeError:  # dict keys of mixed types cannot be sorted: keep their order
+            text = _IN_ORDER.encode(payload)
+    except (ValueError, RecursionError) as exc:  # a circular or absurdly deep payload
+        raise TypeError(f"the payload cannot be hashed: {exc}") from exc
+    # surrogatepass: a lone surrogate (from undecodable bytes) hashes too, and only as itself
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _check_key(key: Any) -> str:
@@ -152,11 +161,9 @@ class Idempotency:
     ) -> None:
         if on_in_progress not in ("raise", "wait"):
             raise ValueError(f"on_in_progress must be 'raise' or 'wait', not {on_in_progress!r}")
-        if ttl <= 0 or lease <= 0:
-            raise ValueError("ttl and lease must be positive")
         self._store = store
-        self.ttl = float(ttl)
-        self.lease = float(lease)
+        self.ttl = check_duration(ttl, "ttl")
+        self.lease = check_duration(lease, "lease")
         self.on_in_progress = on_in_progress
 
     def __repr__(self) -> str:
@@ -172,7 +179,7 @@ class Idempotency:
     # ------------------------------------------------------------------ decisions
     @staticmethod
     def _store_key(key: Any) -> str:
-        return "idem:" + _check_key(key)
+        return compose_key("idem", _check_key(key))
 
     def _settle(self, key: str, claim: Claim, phash: str | None) -> tuple[bool, Any]:
         """Turn a claim into (finished, value): a replayed result, or an error, or go on."""
@@ -180,10 +187,10 @@ class Idempotency:
             raise IdempotencyPayloadMismatch(f"idempotency key {key!r} was first used with a different payload")
         if claim.status == "done":
             result = claim.result
-            if isinstance(result, dict) and _UNSTORED in result:
+            if isinstance(result, Unstorable):
                 raise TypeError(
-                    f"idempotency key {key!r} already ran, but its result "
-                    f"({result[_UNSTORED]}) could not be stored to replay"
+                    f"idempotency key {key!r} already ran, but its result could not be stored to replay "
+                    f"({result.reason}); it will not run again until the record expires"
                 )
             return True, result
         if claim.status == "busy" and self.on_in_progress == "raise":
@@ -195,15 +202,15 @@ class Idempotency:
         return False, None
 
     @staticmethod
-    def _unstorable(key: str, value: Any, error: TypeError) -> dict:
-        """What is stored for a result JSON cannot encode: the key is done, without a value."""
+    def _unstorable(key: str, value: Any, error: Exception) -> Unstorable:
+        """What is stored for a result the store cannot keep: the key is done, without a value."""
         warnings.warn(
-            f"dupguard: the result of {key!r} is not JSON-serialisable ({error}); "
+            f"dupguard: the result of {key!r} cannot be stored ({error}); "
             "duplicates will get TypeError instead of a replay",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=6,
         )
-        return {_UNSTORED: type(value).__qualname__}
+        return Unstorable(f"{type(value).__qualname__}: {error}")
 
     def _unrecorded(self, key: str, value: Any, error: StoreError) -> StoreError:
         exc = StoreError(
@@ -223,7 +230,9 @@ class Idempotency:
     # ------------------------------------------------------------------ sync
     def run(self, key: str, fn: Callable[[], T], *, payload: Any = None) -> T:
         """Run ``fn()`` once for ``key``; duplicates replay, wait or raise (see the class)."""
-        skey = self._store_key(key)
+        return self._run(self._store_key(key), key, fn, payload)
+
+    def _run(self, skey: str, key: str, fn: Callable[[], T], payload: Any) -> T:
         phash = payload_hash(payload)
         store = self.store
         waiters = store.waiters if self.on_in_progress == "wait" else None
@@ -256,28 +265,58 @@ class Idempotency:
             except (LeaseLost, StoreError) as failure:
                 _note(exc, skey, failure)
             raise
-        lease.stop()
-        stored = value
+        try:  # the heartbeat keeps the key ours until the result is recorded
+            return self._record(store, key, skey, fence, value)
+        finally:
+            lease.stop()
+
+    def _record(self, store: Backend, key: str, skey: str, fence: int, value: T) -> T:
+        stored: Any = value
         deadline = time.monotonic() + self.lease
         delay = 0.05
         while True:
             try:
                 store.complete(skey, fence, stored, ttl=self.ttl)
                 return value
-            except TypeError as exc:  # raised by the encoder, before the store was touched
+            except TypeError as exc:  # raised by encode_result, before the store was touched
                 if stored is not value:
                     raise
                 stored = self._unstorable(key, value, exc)
             except StoreError as exc:  # the function ran: keep trying to record it
                 if time.monotonic() + delay > deadline:
+                    if self._last_resort(store, skey, fence, stored, exc):
+                        self._unstorable(key, value, exc)
+                        return value
                     raise self._unrecorded(key, value, exc) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
+    def _last_resort(self, store: Backend, skey: str, fence: int, stored: Any, error: StoreError) -> bool:
+        """The store kept refusing the value: record the key as done without it, if it lets us
+        (a server limit on value size refuses the value, not a small marker). True if recorded."""
+        if isinstance(stored, Unstorable):
+            return False
+        try:
+            store.complete(skey, fence, Unstorable(f"the store refused it: {error}"), ttl=self.ttl)
+        except (StoreError, LeaseLost):
+            return False
+        return True
+
+    async def _alast_resort(self, store: Backend, skey: str, fence: int, stored: Any, error: StoreError) -> bool:
+        if isinstance(stored, Unstorable):
+            return False
+        try:
+            await store.acomplete(skey, fence, Unstorable(f"the store refused it: {error}"), ttl=self.ttl)
+        except (StoreError, LeaseLost):
+            return False
+        return True
+
     # ------------------------------------------------------------------ async
     async def arun(self, key: str, afn: Callable[[], Awaitable[T]], *, payload: Any = None) -> T:
         """``await afn()`` once for ``key``; duplicates replay, wait or raise (see the class)."""
-        skey = self._store_key(key)
+        return await self._arun(self._store_key(key), key, afn, payload)
+
+    async def _arun(self, skey: str, key: str, afn: Callable[[], Awaitable[T]], payload: Any) -> T:
         phash = payload_hash(payload)
         store = self.store
         waiters = store.waiters if self.on_in_progress == "wait" else None
@@ -310,8 +349,13 @@ class Idempotency:
             except (LeaseLost, StoreError) as failure:
                 _note(exc, skey, failure)
             raise
-        await lease.astop()
-        stored = value
+        try:
+            return await self._arecord(store, key, skey, fence, value)
+        finally:
+            await lease.astop()
+
+    async def _arecord(self, store: Backend, key: str, skey: str, fence: int, value: T) -> T:
+        stored: Any = value
         deadline = time.monotonic() + self.lease
         delay = 0.05
         while True:
@@ -324,6 +368,9 @@ class Idempotency:
                 stored = self._unstorable(key, value, exc)
             except StoreError as exc:
                 if time.monotonic() + delay > deadline:
+                    if await self._alast_resort(store, skey, fence, stored, exc):
+                        self._unstorable(key, value, exc)
+                        return value
                     raise self._unrecorded(key, value, exc) from exc
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -357,25 +404,26 @@ def idempotent(
     def decorate(fn: Callable) -> Callable:
         namespace = scope or f"{fn.__module__}.{fn.__qualname__}"
 
-        def prepare(args: tuple, kwargs: dict) -> tuple[str, Any]:
+        def prepare(args: tuple, kwargs: dict) -> tuple[str, str, Any]:
             k = _check_key(key(*args, **kwargs))
             p = payload(*args, **kwargs) if payload is not None else {"args": args, "kwargs": kwargs}
-            return f"{namespace}:{k}", p
+            # the scope and the key are separate parts: scope "a" with key "b:c" is not "a:b" with "c"
+            return compose_key("idem", namespace, k), f"{namespace}:{k}", p
 
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
-                k, p = prepare(args, kwargs)
-                return await idem.arun(k, lambda: fn(*args, **kwargs), payload=p)
+                skey, k, p = prepare(args, kwargs)
+                return await idem._arun(skey, k, lambda: fn(*args, **kwargs), p)
 
             awrapper.idempotency = idem  # type: ignore[attr-defined]
             return awrapper
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            k, p = prepare(args, kwargs)
-            return idem.run(k, lambda: fn(*args, **kwargs), payload=p)
+            skey, k, p = prepare(args, kwargs)
+            return idem._run(skey, k, lambda: fn(*args, **kwargs), p)
 
         wrapper.idempotency = idem  # type: ignore[attr-defined]
         return wrapper

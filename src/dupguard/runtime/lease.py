@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from .backends import Backend, default_backend
+from .backends import Backend, check_duration, default_backend
 from .errors import DupguardError, IdempotencyInProgress, LeaseLost, StoreError
 
 __all__ = ["Lease", "TurnCompleted", "aturn_lease", "turn_lease"]
@@ -63,14 +63,12 @@ class Lease:
         heartbeat: float | None = None,
         max_run: float | None = None,
     ) -> None:
-        if ttl <= 0:
-            raise ValueError("a lease needs ttl > 0")
         self.backend = backend
         self.key = key
         self.fence = fence
-        self.ttl = float(ttl)
-        self.interval = self.ttl / 3 if heartbeat is None else float(heartbeat)
-        self.max_run = max_run
+        self.ttl = check_duration(ttl, "ttl")
+        self.interval = self.ttl / 3 if heartbeat is None else check_duration(heartbeat, "heartbeat", allow_zero=True)
+        self.max_run = None if max_run is None else check_duration(max_run, "max_run")
         self.started = time.monotonic()
         self._lost: LeaseLost | None = None
         self._stopped = False
@@ -289,6 +287,15 @@ def _claim_turn(claim: Any, key: str) -> None:
         raise exc
 
 
+def _check_turn(ttl: float, heartbeat: float | None, keep: float) -> None:
+    """Every duration, before the turn is claimed: a bad ``keep`` must not surface only when
+    the block has run and its completion is refused."""
+    check_duration(ttl, "ttl")
+    check_duration(keep, "keep")
+    if heartbeat is not None:
+        check_duration(heartbeat, "heartbeat", allow_zero=True)
+
+
 def _note(error: BaseException, key: str, failure: Exception) -> None:
     """Releasing after a failure failed too: keep the original error, mention this one."""
     if hasattr(error, "add_note"):  # Python 3.11+
@@ -308,6 +315,7 @@ def turn_lease(
     block ran, and the other consumer's work stands. An exception gives the turn back.
     Call ``lease.check()`` right before effects that must happen once.
     """
+    _check_turn(ttl, heartbeat, keep)
     backend = backend or default_backend()
     claim = backend.claim(key, lease=ttl)
     _claim_turn(claim, key)
@@ -328,6 +336,7 @@ async def aturn_lease(
     backend: Backend | None, key: str, *, ttl: float = 60.0, heartbeat: float | None = None, keep: float = 86400.0
 ) -> AsyncIterator[Lease]:
     """:func:`turn_lease` for async code; the heartbeat runs on the caller's loop."""
+    _check_turn(ttl, heartbeat, keep)
     backend = backend or default_backend()
     claim = await backend.aclaim(key, lease=ttl)
     _claim_turn(claim, key)

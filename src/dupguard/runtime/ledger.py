@@ -16,6 +16,13 @@ argument strings are compared by their parsed value (``'{"a":1}'`` equals ``'{"a
 
 While a call executes, a heartbeat renews its lease (on the shared heartbeat thread after
 ``begin``, on the caller's loop after ``abegin``) until ``complete`` or ``release``.
+
+A result the store cannot keep (not JSON, too large; see
+:func:`~dupguard.runtime.backends.encode_result`) is not a reason to run the tool again:
+``complete`` records the call as done with an :class:`~dupguard.runtime.backends.Unstorable`
+marker (and a ``RuntimeWarning``), and a replay's ``result`` is that marker, whose text says
+the call ran. Store keys are ``ledger:<scope>:<call id>`` with both parts escaped, so no scope
+and id stand for another pair.
 """
 
 from __future__ import annotations
@@ -23,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .backends import Backend, Claim, Record, default_backend
+from .backends import Backend, Claim, Record, Unstorable, check_duration, compose_key, default_backend
 from .errors import ToolCallIdReused
 from .idempotency import payload_hash
 from .lease import Lease
@@ -97,12 +105,12 @@ class ToolCallLedger:
     """
 
     def __init__(self, store: Backend | None = None, *, scope: str, ttl: float = 86400, lease: float = 60) -> None:
-        if not scope:
-            raise ValueError("a ToolCallLedger needs a scope (a conversation or run id)")
+        if not scope or not isinstance(scope, str):
+            raise ValueError("a ToolCallLedger needs a scope (a conversation or run id, a non-empty str)")
         self._store = store
         self.scope = scope
-        self.ttl = float(ttl)
-        self.lease = float(lease)
+        self.ttl = check_duration(ttl, "ttl")
+        self.lease = check_duration(lease, "lease")
         self._leases: dict[tuple[str, int], Lease] = {}
         self._lock = threading.Lock()  # guards _leases only; never held across a store call
 
@@ -114,7 +122,16 @@ class ToolCallLedger:
         return self._store if self._store is not None else default_backend()
 
     def _key(self, call_id: str) -> str:
-        return f"ledger:{self.scope}:{call_id}"
+        return compose_key("ledger", self.scope, str(call_id))
+
+    def _unstorable(self, call_id: str, error: TypeError) -> Unstorable:
+        warnings.warn(
+            f"dupguard: the result of tool call {call_id!r} cannot be stored ({error}); it is recorded "
+            "as executed, and replays get an Unstorable marker instead of the result",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return Unstorable(str(error))
 
     @staticmethod
     def _payload(name: str, args: Any) -> str | None:
@@ -156,9 +173,14 @@ class ToolCallLedger:
     def complete(self, call_id: str, result: Any, *, fence: int) -> None:
         """Record the result of a call you hold; ``LeaseLost`` if it was taken over."""
         lease = self._drop(call_id, fence)
-        if lease is not None:
-            lease.stop()
-        self.store.complete(self._key(call_id), fence, result, ttl=self.ttl)
+        try:  # the heartbeat keeps the call ours until its result is recorded
+            try:
+                self.store.complete(self._key(call_id), fence, result, ttl=self.ttl)
+            except TypeError as exc:  # the result cannot be stored: the call still ran
+                self.store.complete(self._key(call_id), fence, self._unstorable(call_id, exc), ttl=self.ttl)
+        finally:
+            if lease is not None:
+                lease.stop()
 
     def release(self, call_id: str, *, fence: int) -> bool:
         """Give a call back after its tool failed, so that a retry may execute it."""
@@ -214,9 +236,15 @@ class ToolCallLedger:
 
     async def acomplete(self, call_id: str, result: Any, *, fence: int) -> None:
         lease = self._drop(call_id, fence)
-        if lease is not None:
-            await lease.astop()
-        await self.store.acomplete(self._key(call_id), fence, result, ttl=self.ttl)
+        try:
+            try:
+                await self.store.acomplete(self._key(call_id), fence, result, ttl=self.ttl)
+            except TypeError as exc:
+                marker = self._unstorable(call_id, exc)
+                await self.store.acomplete(self._key(call_id), fence, marker, ttl=self.ttl)
+        finally:
+            if lease is not None:
+                await lease.astop()
 
     async def arelease(self, call_id: str, *, fence: int) -> bool:
         lease = self._drop(call_id, fence)

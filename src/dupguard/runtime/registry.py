@@ -33,6 +33,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+from .backends import check_duration
 from .guard import InvocationGuard
 
 __all__ = ["SessionRegistry"]
@@ -69,8 +70,8 @@ class SessionRegistry(Generic[T]):
     ) -> None:
         if max_sessions < 1:
             raise ValueError("max_sessions must be >= 1")
-        if idle_ttl is not None and idle_ttl <= 0:
-            raise ValueError("idle_ttl must be > 0 or None")
+        if idle_ttl is not None:
+            idle_ttl = check_duration(idle_ttl, "idle_ttl")
         self._factory = factory
         self._max = max_sessions
         self._ttl = idle_ttl

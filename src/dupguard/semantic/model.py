@@ -20,18 +20,11 @@ if TYPE_CHECKING:
 
 
 def string_value(node: cst.CSTNode | None) -> str | bytes | None:
-    """A string literal's value (libcst's ``evaluated_value``), else None.
+    """A string literal's value (libcst's ``evaluated_value``), else None; the common literals
+    without the compile ``evaluated_value`` costs (a shortcut kept in ``dupguard.cstfast``)."""
+    from ..cstfast import string_value as value
 
-    libcst evaluates every literal with ``ast.literal_eval`` (≈ 25 µs: a compile); the builder
-    asks for each dictionary key in a file. A literal with no prefix and no backslash is its
-    text between the quotes (with no ``\\r`` either, which Python reads as ``\\n``), so that
-    case skips the compile."""
-    import libcst as cst
-
-    if type(node) is cst.SimpleString and node.value[0] in "'\"" and "\\" not in node.value and "\r" not in node.value:
-        quotes = 3 if node.value[:3] in ("'''", '"""') else 1
-        return node.value[quotes:-quotes]
-    return getattr(node, "evaluated_value", None)
+    return value(node)
 
 
 @dataclass(eq=False)

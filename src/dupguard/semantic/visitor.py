@@ -1,8 +1,8 @@
 """``Walker``: calls ``libcst.CSTVisitor``-style hooks over a tree, without libcst's visit machinery.
 
-Why: a ``CSTVisitor`` walk costs about as much as parsing (bench/RESULTS.md, target 2),
-because libcst's ``visit`` rebuilds (and re-validates) every node on the way back up, even for
-a read-only visitor, and looks up four hook names with an f-string and a missing-attribute
+Why: a ``CSTVisitor`` walk costs about as much as parsing (bench/RESULTS.md), because
+libcst's ``visit`` rebuilds (and re-validates) every node on the way back up, even for a
+read-only visitor, and looks up four hook names with an f-string and a missing-attribute
 ``getattr`` for every node and every field. The model builder only reads the tree, so it
 walks it directly: per node type, the hooks and the fields to descend into are found once and
 kept in a plan.
@@ -15,6 +15,11 @@ The contract is libcst's, minus trivia:
   hook against ``CSTVisitor`` on real files;
 * fields that only ever hold whitespace, comments, punctuation or operators (``TRIVIA``) are
   not walked: no hook fires for a node reached only through them.
+
+The order of the fields is libcst's internal business (each node's
+``_visit_and_replace_children``); the walk takes it from ``dupguard.cstfast``, which keeps every
+shortcut through libcst's internals. With ``DUPGUARD_PLAIN_LIBCST=1`` the same hooks are driven
+by a real ``libcst.CSTVisitor`` instead (``_HookDriver``), in libcst's own order.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from dataclasses import fields
 from typing import ClassVar, ForwardRef, get_args
 
 import libcst as cst
+
+from .. import cstfast
 
 Hook = Callable[..., object] | None
 Plan = tuple[Hook, Hook, tuple[tuple[str, Hook, Hook], ...]]
@@ -60,20 +67,6 @@ TRIVIA = frozenset(
     }
 )
 
-# Node types whose dataclass field order differs from the order libcst visits them in
-# (source order); only the non-trivia fields matter. Everything else: dataclass order.
-SOURCE_ORDER: dict[str, tuple[str, ...]] = {
-    "Arg": ("keyword", "value"),
-    "ClassDef": ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
-    "ExceptHandler": ("type", "name", "body"),
-    "ExceptStarHandler": ("type", "name", "body"),
-    "FunctionDef": ("decorators", "name", "type_parameters", "params", "returns", "body"),
-    "IfExp": ("body", "test", "orelse"),
-    "MatchCase": ("pattern", "guard", "body"),
-    "Parameters": ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
-    "TypeAlias": ("name", "type_parameters", "value"),
-}
-
 
 def is_trivia(field: str) -> bool:
     """A field that only ever holds whitespace, comments, punctuation or operators."""
@@ -96,10 +89,9 @@ def _holds_nodes(annotation: object) -> bool:
 
 
 def _walked_fields(kind: type) -> tuple[str, ...]:
-    order = SOURCE_ORDER.get(kind.__name__)
-    if order is not None:
-        return order
-    return tuple(f.name for f in fields(kind) if not is_trivia(f.name) and _holds_nodes(f.type))
+    """The fields of node type ``kind`` that the walk descends into, in libcst's visiting order."""
+    names = tuple(f.name for f in fields(kind) if not is_trivia(f.name) and _holds_nodes(f.type))
+    return cstfast.in_visiting_order(kind, names)
 
 
 # node classes met so far: ``isinstance(value, CSTNode)`` goes through ``ABCMeta`` (CSTNode is
@@ -134,6 +126,13 @@ class Walker:
         return plan
 
     def walk(self, node: cst.CSTNode) -> None:
+        """Fire this walker's hooks over ``node`` and everything below it."""
+        if cstfast.enabled():
+            self._walk(node)
+        else:
+            node.visit(_HookDriver(self))
+
+    def _walk(self, node: cst.CSTNode) -> None:
         try:
             visit, leave, walked = self._plans[type(node)]
         except KeyError:
@@ -149,15 +148,57 @@ class Walker:
                 kind = type(value)
                 if kind in _NODE_TYPES:
                     if kind not in silent:
-                        self.walk(value)
+                        self._walk(value)
                 elif kind is list or kind is tuple:
                     for child in value:
                         if type(child) not in silent:
-                            self.walk(child)
+                            self._walk(child)
                 elif isinstance(value, cst.CSTNode):
                     _NODE_TYPES.add(kind)
-                    self.walk(value)
+                    self._walk(value)
                 if after is not None:
                     after(self, node)
         if leave is not None:
             leave(self, node)
+
+
+class _HookDriver(cst.CSTVisitor):
+    """A walker's hooks driven by libcst's own ``visit`` (plain mode: no libcst internals).
+
+    libcst visits every field, trivia included, in its own order; hooks are not fired below a
+    trivia field, as the fast walk never enters one."""
+
+    def __init__(self, walker: Walker) -> None:
+        super().__init__()
+        self.walker = walker
+        self.hooks = type(walker)
+        self.trivia = 0  # depth of trivia fields we are inside
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.trivia:
+            return False
+        hook = getattr(self.hooks, f"visit_{type(node).__name__}", None)
+        return hook is None or hook(self.walker, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if self.trivia:
+            return
+        hook = getattr(self.hooks, f"leave_{type(original_node).__name__}", None)
+        if hook is not None:
+            hook(self.walker, original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if is_trivia(attribute):
+            self.trivia += 1
+            return
+        hook = getattr(self.hooks, f"visit_{type(node).__name__}_{attribute}", None)
+        if hook is not None:
+            hook(self.walker, node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if is_trivia(attribute):
+            self.trivia -= 1
+            return
+        hook = getattr(self.hooks, f"leave_{type(original_node).__name__}_{attribute}", None)
+        if hook is not None:
+            hook(self.walker, original_node)

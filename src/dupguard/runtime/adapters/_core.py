@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends import compose_key
 from ..guard import InvocationGuard
 from ..turn_guard import TurnToolGuard, canonical_args
 
@@ -395,7 +396,7 @@ def _derived_call_id(name: str, args: Any) -> str | None:
     with turn.lock:
         n = turn.occurrences.get(key, 0)
         turn.occurrences[key] = n + 1
-    return f"{turn.turn_id}:{name}:{key[1]}#{n}"
+    return compose_key("turn", str(turn.turn_id), name, key[1], str(n))  # injective: parts are escaped
 
 
 TurnGuardSpec = TurnToolGuard | Callable[[], TurnToolGuard] | None

@@ -30,25 +30,57 @@ every backend so that a program behaves the same on ``MemoryBackend`` and ``Redi
 * Store failures (connection refused, timeout, locked database) raise
   :class:`~dupguard.runtime.errors.StoreError`, never a driver exception.
 
-Results are stored as JSON text: ``complete`` raises :class:`TypeError` *before touching the
-store* when the result cannot be encoded, so the caller still holds its lease and decides.
-Tuples come back as lists, dict keys as strings, exactly as ``json`` round-trips them, in
-every backend (the memory backend encodes too, so switching backends changes nothing).
+Results are stored as JSON text, and :func:`encode_result` is the one check every backend
+runs before it touches the store: it serialises the result exactly as it will be stored,
+checks that the text is valid UTF-8 (a lone surrogate, which ``json`` writes raw, is escaped
+instead: ``\\udc80`` stays ASCII in every store and decodes back to the same string), that it
+is at most :data:`MAX_RESULT_BYTES`, and that it decodes again. A result that fails raises
+:class:`TypeError` *before touching the store*, so the caller still holds its lease and
+decides; it may then store an :class:`Unstorable` marker instead (``Idempotency`` and
+``ToolCallLedger`` do), which records that the call ran without its value. Tuples come back as
+lists, dict keys as strings, exactly as ``json`` round-trips them, in every backend (the
+memory backend encodes too, so switching backends changes nothing).
+
+What every backend must also do, so that the same program behaves the same on each:
+
+* **keys** are non-empty ``str`` without NUL that encode as UTF-8 (:func:`check_key`, at the
+  start of every operation: ``ValueError`` otherwise, never a driver's ``UnicodeEncodeError``).
+  Helpers build their keys with :func:`compose_key`, which is injective: ``("user", "a:b")``
+  and ``("user:a", "b")`` never meet.
+* **durations** (``lease``, ``ttl``) are finite, positive and at most
+  :data:`MAX_DURATION` seconds (:func:`duration_us`; ``ValueError`` naming the parameter),
+  checked before anything is written, so a bad ``ttl`` cannot fail *after* a call ran.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._waiters import Waiters, channel_waiters
-from ..errors import LeaseLost
+from ..errors import LeaseLost, StoreError
 
-__all__ = ["Backend", "Claim", "Record", "decode_result", "default_backend", "encode_result"]
+__all__ = [
+    "MAX_DURATION",
+    "MAX_RESULT_BYTES",
+    "Backend",
+    "Claim",
+    "Record",
+    "Unstorable",
+    "check_duration",
+    "check_key",
+    "check_payload",
+    "compose_key",
+    "decode_result",
+    "default_backend",
+    "duration_us",
+    "encode_result",
+]
 
 US = 1_000_000  # microseconds per second; every backend keeps times in integer µs
 
@@ -84,21 +116,155 @@ class Record:
     result: Any = None
 
 
+MAX_RESULT_BYTES = 256 * 1024 * 1024
+"""The largest stored result (UTF-8 bytes of its JSON text): below every backend's own limit
+(Redis' 512 MB ``proto-max-bulk-len``, SQLite's 1 GB ``SQLITE_MAX_LENGTH``), so a result one
+store accepts is accepted by all."""
+
+MAX_DURATION = 100 * 365 * 86400.0
+"""The longest ``lease`` or ``ttl`` (seconds, 100 years): end times stay exact integers in µs
+in every store (Redis' Lua numbers are doubles, exact below 2**53 µs)."""
+
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
+_UNSTORABLE = "!unstorable:"  # not JSON: no encoded result starts with "!"
+
+
+class Unstorable:
+    """Stored in place of a result that could not be stored: the call ran, its value is lost.
+
+    ``complete(key, fence, Unstorable(reason), ttl=…)`` records the key as done, so nothing
+    runs it again; a replay gets this object back (``reason`` says why), never a value that
+    looks like a result. It is kept out of band (a text no JSON value encodes to), so a
+    function may return any JSON value, including one that looks like a marker.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = str(reason)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unstorable) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash((Unstorable, self.reason))
+
+    def __repr__(self) -> str:
+        return f"Unstorable({self.reason!r})"
+
+    def __str__(self) -> str:
+        return f"[the call ran, but its result could not be stored: {self.reason}]"
 
 
 def encode_result(result: Any) -> str:
-    """JSON text for a result; ``TypeError`` (from ``json``) when it cannot be encoded."""
+    """The JSON text every backend stores for ``result``; ``TypeError`` when it cannot be stored.
+
+    Serialised exactly as stored (UTF-8 safe, size-checked) and decoded once more, so a result
+    that passes here is stored, and replayed, identically by every backend.
+    """
+    if isinstance(result, Unstorable):
+        return _UNSTORABLE + _ASCII_ENCODER.encode(result.reason)
     try:
-        return _ENCODER.encode(result)
-    except ValueError as exc:  # circular reference
-        raise TypeError(str(exc)) from exc
+        text = _ENCODER.encode(result)
+    except (ValueError, RecursionError) as exc:  # a circular reference, nesting too deep, a huge int
+        raise TypeError(f"the result cannot be encoded as JSON: {exc}") from exc
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: escape it (pure ASCII) instead of failing
+        text = _ASCII_ENCODER.encode(result)
+        size = len(text)
+    if size > MAX_RESULT_BYTES:
+        raise TypeError(f"the result is {size} bytes of JSON, more than the {MAX_RESULT_BYTES} a store keeps")
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TypeError(f"the result's JSON does not decode again: {exc}") from exc
+    return text
 
 
 def decode_result(text: str | bytes | None) -> Any:
+    """The value :func:`encode_result` stored (an :class:`Unstorable` for a marker).
+
+    Text no version of ``encode_result`` wrote (a corrupted row) raises ``StoreError``.
+    """
     if text is None or text == "" or text == b"":
         return None
-    return json.loads(text)
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        if text.startswith(_UNSTORABLE):
+            return Unstorable(json.loads(text[len(_UNSTORABLE) :]))
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(f"a stored result cannot be decoded ({exc}): {text[:80]!r}") from exc
+
+
+def check_key(key: Any) -> str:
+    """``key`` if every backend can store it as is: a non-empty ``str``, no NUL, valid UTF-8.
+
+    Raises ``ValueError`` (``TypeError`` for a non-string) before the store is touched.
+    """
+    if not isinstance(key, str):
+        raise TypeError(f"a store key must be a str, not {type(key).__name__}")
+    if not key:
+        raise ValueError("a store key must not be empty")
+    if "\x00" in key:
+        raise ValueError(f"a store key must not contain NUL characters: {key!r}")
+    if not key.isascii():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"a store key must be valid Unicode text (no lone surrogates): {key!r}") from exc
+    return key
+
+
+def check_payload(payload: Any) -> str | None:
+    """A claim's payload as every backend stores it: ``None`` for none (or ``""``), else a key-like text."""
+    if payload is None or payload == "":
+        return None
+    if not isinstance(payload, str):
+        raise TypeError(f"a payload must be a str (a hash), not {type(payload).__name__}")
+    return check_key(payload)
+
+
+def _escape(part: str) -> str:
+    return part.replace("\\", "\\\\").replace(":", "\\:")
+
+
+def compose_key(kind: str, *parts: str) -> str:
+    """``kind:part:part…`` with ``\\`` and ``:`` escaped in every part, so the parts can always be
+    read back: two different part lists never give the same key (``("user", "alice:c1")``
+    gives ``kind:user:alice\\:c1``, ``("user:alice", "c1")`` gives ``kind:user\\:alice:c1``).
+
+    ``kind`` names the helper (a constant without ``:``); a part without ``:`` or ``\\`` is
+    written unchanged, so keys stay readable.
+    """
+    return ":".join([kind, *map(_escape, parts)])
+
+
+def check_duration(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """``value`` as seconds if it is a finite duration in ``(0, MAX_DURATION]`` (or 0 when
+    ``allow_zero``); ``ValueError`` (``TypeError`` for a non-number) naming ``name`` otherwise.
+
+    Every constructor checks its durations with this, so a bad ``ttl`` is refused when the
+    helper is built, not after its first call ran (``float("inf")`` once did exactly that).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        raise ValueError(f"{name} must be a finite number of seconds, not {value!r}")
+    if seconds < 0 or (seconds == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} seconds, not {value!r}")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"{name} must be at most {MAX_DURATION:.0f} seconds (100 years), not {value!r}")
+    return seconds
+
+
+def duration_us(value: Any, name: str) -> int:
+    """A backend operation's ``lease``/``ttl`` in integer µs, checked by :func:`check_duration`."""
+    return int(check_duration(value, name) * US)
 
 
 def _seconds(us: float) -> float:

@@ -14,9 +14,20 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
-from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+from . import (
+    Backend,
+    Claim,
+    Record,
+    _seconds,
+    check_key,
+    check_payload,
+    decode_result,
+    duration_us,
+    encode_result,
+    lease_lost,
+)
 
 __all__ = ["MemoryBackend"]
 
@@ -67,20 +78,25 @@ class MemoryBackend(Backend):
 
     # ------------------------------------------------------------------ contract
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        check_key(key)
+        lease_us = duration_us(lease, "lease")
+        payload = check_payload(payload)
         now = _mono_us()
         with self._lock:
             self._tick(now)
             rec = self._records.get(key)
             if rec is not None and rec[_END] > now:
-                status = "done" if rec[_STATE] == "done" else "busy"
+                status: Literal["done", "busy"] = "done" if rec[_STATE] == "done" else "busy"
                 result = decode_result(rec[_RESULT]) if status == "done" else None
                 return Claim(status, rec[_FENCE], _seconds(rec[_END] - now), rec[_PAYLOAD], result)
             fence = max((rec[_FENCE] + 1) if rec is not None else 1, _wall_us())
-            end = now + int(lease * US)
+            end = now + lease_us
             self._records[key] = ["pending", fence, end, payload, None]
         return Claim("acquired", fence, _seconds(end - now), payload)
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        check_key(key)
+        ttl_us = duration_us(ttl, "ttl")
         text = encode_result(result)  # before the lock: an unencodable result changes nothing
         now = _mono_us()
         with self._lock:
@@ -91,10 +107,11 @@ class MemoryBackend(Backend):
                 if old[_STATE] == "done":
                     return  # already completed under this fence: a retried complete
             payload = old[_PAYLOAD] if old is not None and old[_FENCE] == fence else None
-            self._records[key] = ["done", fence, now + int(ttl * US), payload, text]
+            self._records[key] = ["done", fence, now + ttl_us, payload, text]
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
+        check_key(key)
         now = _mono_us()
         with self._lock:
             rec = self._records.get(key)
@@ -112,8 +129,10 @@ class MemoryBackend(Backend):
         return True
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
+        check_key(key)
+        end_us = duration_us(lease, "lease")
         now = _mono_us()
-        end = now + int(lease * US)
+        end = now + end_us
         with self._lock:
             rec = self._records.get(key)
             if rec is not None and rec[_END] > now and (rec[_FENCE] != fence or rec[_STATE] == "done"):
@@ -125,6 +144,7 @@ class MemoryBackend(Backend):
         return lease
 
     def get(self, key: str) -> Record | None:
+        check_key(key)
         now = _mono_us()
         with self._lock:
             rec = self._live(key, now)
@@ -134,12 +154,14 @@ class MemoryBackend(Backend):
         return Record(state, fence, _seconds(end - now), payload, decode_result(text))
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        check_key(key)
+        ttl_us = None if ttl is None else duration_us(ttl, "ttl")
         now = _mono_us()
         with self._lock:
             self._tick(now)
             ctr = self._counters.get(key)
             if ctr is None or (ctr[1] is not None and ctr[1] <= now):
-                ctr = self._counters[key] = [0, None if ttl is None else now + int(ttl * US)]
+                ctr = self._counters[key] = [0, None if ttl_us is None else now + ttl_us]
             ctr[0] += amount
             return ctr[0]
 

@@ -5,9 +5,23 @@ scripts read the store's clock with ``redis.call('TIME')``: lease ends and fence
 measured on the server, never on the callers' clocks, which may disagree between hosts.
 This is a single-instance design (one primary, optionally replicated); it is not Redlock.
 
-Keys are ``<prefix>{<key>}`` (records) and ``<prefix>n:{<key>}`` (counters): the hash tag
-puts everything about one key on one Redis Cluster slot. Records carry a Redis expiry equal
-to their logical end, so Redis itself deletes finished leases and results.
+Keys are ``<prefix>{<key>}`` (records) and ``<prefix>{<key>}:n`` (counters): the hash tag
+puts everything about one key on one Redis Cluster slot. A prefix may not contain braces, so
+the text before the first ``{`` is always the prefix and the last characters tell records
+from counters: two (prefix, key, kind) triples never share a Redis key, even across prefixes.
+Records carry a Redis expiry equal to their logical end, so Redis itself deletes finished
+leases and results.
+
+Redis must not **evict** records: a server with ``maxmemory`` and an evicting
+``maxmemory-policy`` (``allkeys-lru``, ``volatile-ttl``… every record has a TTL, so the
+``volatile-*`` policies evict them too) silently drops completed records, and every key runs
+again. The first operation therefore reads the policy (``CONFIG GET maxmemory-policy``, or
+``INFO memory`` where ``CONFIG`` is disabled, as on most managed Redis services) and, unless it
+is ``noeviction``, raises :class:`~dupguard.runtime.errors.StoreConfigError` before anything
+runs (``on_eviction="raise"``, the default) or warns once and goes on (``"warn"``). When the
+server answers neither command, the backend warns once (``RuntimeWarning``) that it could not
+verify the policy and goes on; ``on_eviction="ignore"`` skips the check (and the warning) for a
+server you know is set up right. Job queues built on Redis make the same demand.
 
 What is durable is what Redis persists. With persistence off (``save ''``, no AOF) a restart
 forgets every record: keys completed before the restart may run again. An owner that was
@@ -29,11 +43,27 @@ completion by its fence), except ``incr``, which may count twice if a client ret
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
-from typing import Any
+import warnings
+from typing import Any, Literal
 
-from ..errors import StoreError
-from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+from ..errors import StoreConfigError, StoreError
+from . import (
+    Backend,
+    Claim,
+    Record,
+    _seconds,
+    check_duration,
+    check_key,
+    check_payload,
+    decode_result,
+    duration_us,
+    encode_result,
+    lease_lost,
+)
+
+log = logging.getLogger("dupguard.runtime")
 
 __all__ = ["RedisBackend"]
 
@@ -127,10 +157,39 @@ def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
 
 
+_ON_EVICTION = ("raise", "warn", "ignore")
+
+
+def _policy_from(reply: Any, field: str) -> str | None:
+    """The eviction policy in a ``CONFIG GET`` or ``INFO memory`` reply (a dict), if present."""
+    if not isinstance(reply, dict):
+        return None
+    for name, value in reply.items():
+        if _s(name) == field:
+            return _s(value)
+    return None
+
+
 class RedisBackend(Backend):
     """A store in Redis: atomic Lua scripts, the server's clock, fencing; many hosts."""
 
-    def __init__(self, client_or_url: Any, *, prefix: str = "dupguard:", socket_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        client_or_url: Any,
+        *,
+        prefix: str = "dupguard:",
+        socket_timeout: float = 5.0,
+        on_eviction: Literal["raise", "warn", "ignore"] = "raise",
+    ) -> None:
+        if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
+            raise ValueError(f"prefix must be a str without braces (they would split the hash tag), not {prefix!r}")
+        if prefix:
+            check_key(prefix)
+        socket_timeout = check_duration(socket_timeout, "socket_timeout")
+        if on_eviction not in _ON_EVICTION:
+            raise ValueError(f"on_eviction must be one of {_ON_EVICTION}, not {on_eviction!r}")
+        self.on_eviction = on_eviction
+        self._policy_ok = on_eviction == "ignore"  # set once the server's policy was judged
         try:
             import redis
             import redis.asyncio
@@ -138,6 +197,7 @@ class RedisBackend(Backend):
             raise ImportError("RedisBackend needs the redis package: pip install 'dupguard[redis]'") from exc
         self._errors = (redis.exceptions.RedisError, OSError)
         self._noscript = redis.exceptions.NoScriptError
+        self._refused = (redis.exceptions.ResponseError, redis.exceptions.AuthorizationError)
         self.prefix = prefix
         self._owns_client = isinstance(client_or_url, str)
         self._sync: Any = None
@@ -170,7 +230,62 @@ class RedisBackend(Backend):
         return f"{self.prefix}{{{key}}}"
 
     def _counter(self, key: str) -> str:
-        return f"{self.prefix}n:{{{key}}}"
+        return f"{self.prefix}{{{key}}}:n"
+
+    # ------------------------------------------------------------------ eviction policy
+    def _judge(self, policy: str | None) -> None:
+        """Refuse or warn about an evicting server (see the module docstring); once judged
+        acceptable (or warned about), the backend does not ask again."""
+        if policy == "noeviction":
+            self._policy_ok = True
+            return
+        if policy is None:
+            message = (
+                "dupguard: RedisBackend could not read the server's maxmemory-policy (CONFIG GET and INFO "
+                "were refused); if it evicts keys, completed records vanish and their keys run again. Make "
+                "sure it is 'noeviction', then pass on_eviction='ignore' to skip this check"
+            )
+        else:
+            message = (
+                f"dupguard: the Redis server's maxmemory-policy is {policy!r}: it may evict records, and an "
+                "evicted record lets its key run again. Set 'maxmemory-policy noeviction' on that server "
+                "(or give dupguard a server of its own)"
+            )
+            if self.on_eviction == "raise":
+                raise StoreConfigError(message + "; on_eviction='warn' accepts it with a warning")
+        self._policy_ok = True
+        log.warning("%s", message)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+    def _check_policy(self) -> None:
+        try:
+            try:
+                policy = _policy_from(self._sync.config_get("maxmemory-policy"), "maxmemory-policy")
+            except self._refused:  # CONFIG disabled, renamed or not permitted: managed Redis
+                policy = None
+            if policy is None:
+                try:
+                    policy = _policy_from(self._sync.info("memory"), "maxmemory_policy")
+                except self._refused:
+                    policy = None
+        except self._errors as exc:
+            raise StoreError(f"redis: reading maxmemory-policy failed: {exc}") from exc
+        self._judge(policy)
+
+    async def _acheck_policy(self) -> None:
+        try:
+            try:
+                policy = _policy_from(await self._async.config_get("maxmemory-policy"), "maxmemory-policy")
+            except self._refused:
+                policy = None
+            if policy is None:
+                try:
+                    policy = _policy_from(await self._async.info("memory"), "maxmemory_policy")
+                except self._refused:
+                    policy = None
+        except self._errors as exc:
+            raise StoreError(f"redis: reading maxmemory-policy failed: {exc}") from exc
+        self._judge(policy)
 
     # ------------------------------------------------------------------ transport
     def _call(self, name: str, key: str, *args: Any) -> Any:
@@ -179,6 +294,8 @@ class RedisBackend(Backend):
                 "this RedisBackend wraps a redis.asyncio client: use the async methods "
                 "(aclaim, acomplete, …) or give it a URL or a sync client"
             )
+        if not self._policy_ok:
+            self._check_policy()
         try:
             try:
                 return self._sync.evalsha(_SHA[name], 1, key, *args)
@@ -188,6 +305,8 @@ class RedisBackend(Backend):
             raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
 
     async def _acall(self, name: str, key: str, *args: Any) -> Any:
+        if not self._policy_ok:
+            await self._acheck_policy()
         try:
             try:
                 return await self._async.evalsha(_SHA[name], 1, key, *args)
@@ -205,13 +324,7 @@ class RedisBackend(Backend):
     def _claim(reply: list) -> Claim:
         status, fence, remaining, payload = (_s(x) for x in reply[:4])
         result = decode_result(_s(reply[4])) if status == "done" else None
-        return Claim(
-            status,
-            int(fence),
-            _seconds(int(remaining)),  # type: ignore[arg-type]
-            payload or None,
-            result,
-        )
+        return Claim(status, int(fence), _seconds(int(remaining)), payload or None, result)  # type: ignore[arg-type]
 
     @staticmethod
     def _checked(key: str, fence: int, reply: list) -> str:
@@ -225,62 +338,64 @@ class RedisBackend(Backend):
         if not reply:
             return None
         state, fence, remaining, payload, result = (_s(x) for x in reply)
-        return Record(
-            state,
-            int(fence),
-            _seconds(int(remaining)),
-            payload or None,  # type: ignore[arg-type]
-            decode_result(result) if state == "done" else None,
-        )
+        value = decode_result(result) if state == "done" else None
+        return Record(state, int(fence), _seconds(int(remaining)), payload or None, value)  # type: ignore[arg-type]
 
     @staticmethod
     def _incr_args(amount: int, ttl: float | None) -> tuple:
-        return amount, "" if ttl is None else max(1, int(ttl * 1000))
+        return amount, "" if ttl is None else max(1, duration_us(ttl, "ttl") // 1000)
+
+    def _claim_args(self, key: str, lease: float, payload: str | None) -> tuple:
+        lease_us = duration_us(lease, "lease")
+        return self._key(check_key(key)), lease_us, check_payload(payload) or "", secrets.token_hex(8)
+
+    def _complete_args(self, key: str, fence: int, result: Any, ttl: float) -> tuple:
+        ttl_us = duration_us(ttl, "ttl")
+        return self._key(check_key(key)), fence, encode_result(result), ttl_us
 
     # ------------------------------------------------------------------ contract
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        return self._claim(self._call("claim", self._key(key), int(lease * US), payload or "", secrets.token_hex(8)))
+        return self._claim(self._call("claim", *self._claim_args(key, lease, payload)))
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
-        text = encode_result(result)
-        self._checked(key, fence, self._call("complete", self._key(key), fence, text, int(ttl * US)))
+        self._checked(key, fence, self._call("complete", *self._complete_args(key, fence, result, ttl)))
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
+        check_key(key)
         released = self._checked(key, fence, self._call("release", self._key(key), fence)) == "released"
         if released:
             self.waiters.notify(key)
         return released
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
-        self._checked(key, fence, self._call("renew", self._key(key), fence, int(lease * US)))
+        lease_us = duration_us(lease, "lease")
+        self._checked(key, fence, self._call("renew", self._key(check_key(key)), fence, lease_us))
         return lease
 
     def get(self, key: str) -> Record | None:
-        return self._record(self._call("get", self._key(key)))
+        return self._record(self._call("get", self._key(check_key(key))))
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
-        return int(self._call("incr", self._counter(key), *self._incr_args(amount, ttl)))
+        return int(self._call("incr", self._counter(check_key(key)), *self._incr_args(amount, ttl)))
 
     # ------------------------------------------------------------------ async
     async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
         if self._async is None:
             return await super().aclaim(key, lease=lease, payload=payload)
-        return self._claim(
-            await self._acall("claim", self._key(key), int(lease * US), payload or "", secrets.token_hex(8))
-        )
+        return self._claim(await self._acall("claim", *self._claim_args(key, lease, payload)))
 
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         if self._async is None:
             return await super().acomplete(key, fence, result, ttl=ttl)
-        text = encode_result(result)
-        self._checked(key, fence, await self._acall("complete", self._key(key), fence, text, int(ttl * US)))
+        reply = await self._acall("complete", *self._complete_args(key, fence, result, ttl))
+        self._checked(key, fence, reply)
         self.waiters.notify(key)
 
     async def arelease(self, key: str, fence: int) -> bool:
         if self._async is None:
             return await super().arelease(key, fence)
-        reply = await self._acall("release", self._key(key), fence)
+        reply = await self._acall("release", self._key(check_key(key)), fence)
         released = self._checked(key, fence, reply) == "released"
         if released:
             self.waiters.notify(key)
@@ -289,15 +404,16 @@ class RedisBackend(Backend):
     async def arenew(self, key: str, fence: int, *, lease: float) -> float:
         if self._async is None:
             return await super().arenew(key, fence, lease=lease)
-        self._checked(key, fence, await self._acall("renew", self._key(key), fence, int(lease * US)))
+        lease_us = duration_us(lease, "lease")
+        self._checked(key, fence, await self._acall("renew", self._key(check_key(key)), fence, lease_us))
         return lease
 
     async def aget(self, key: str) -> Record | None:
         if self._async is None:
             return await super().aget(key)
-        return self._record(await self._acall("get", self._key(key)))
+        return self._record(await self._acall("get", self._key(check_key(key))))
 
     async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         if self._async is None:
             return await super().aincr(key, amount, ttl=ttl)
-        return int(await self._acall("incr", self._counter(key), *self._incr_args(amount, ttl)))
+        return int(await self._acall("incr", self._counter(check_key(key)), *self._incr_args(amount, ttl)))

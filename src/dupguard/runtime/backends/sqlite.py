@@ -16,6 +16,14 @@ A record is free when ``expires_at <= now``: that covers an expired lease (``pen
 expired result (``done``) and a released key (``expires_at = 0``). Free rows are deleted
 from time to time by a sweep of their own; fences are seeded from the clock (see
 :mod:`dupguard.runtime.backends`), so deleting rows never lets a fence come back.
+
+The file must stay the file: if it is deleted or replaced (``rm``, a restore by rename) while
+processes have it open, they keep writing to the old inode while newcomers create a new file,
+and both could take the same key. Each backend therefore remembers the device and inode of
+the file it opened and compares them with the path's after every statement (one ``stat``, a
+microsecond); on a mismatch every operation raises ``StoreError`` (not retryable): fail
+closed, never run a key against a store nobody else sees. A file replaced while a call runs
+cannot un-run that call: its holder's completion fails with ``StoreError`` (``executed``).
 """
 
 from __future__ import annotations
@@ -28,7 +36,19 @@ import time
 from typing import Any
 
 from ..errors import StoreError
-from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+from . import (
+    Backend,
+    Claim,
+    Record,
+    _seconds,
+    check_duration,
+    check_key,
+    check_payload,
+    decode_result,
+    duration_us,
+    encode_result,
+    lease_lost,
+)
 
 __all__ = ["SQLiteBackend"]
 
@@ -136,6 +156,9 @@ class SQLiteBackend(Backend):
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0, sweep_every: int = 2000) -> None:
         if _TOO_OLD:
             raise StoreError(_TOO_OLD)
+        busy_timeout = check_duration(busy_timeout, "busy_timeout", allow_zero=True)
+        if isinstance(sweep_every, bool) or not isinstance(sweep_every, int) or sweep_every < 1:
+            raise ValueError(f"sweep_every must be an int >= 1, not {sweep_every!r}")
         self.path = os.fspath(path)
         memory = self.path == ":memory:" or self.path.startswith("file::memory:")
         if memory:
@@ -147,6 +170,7 @@ class SQLiteBackend(Backend):
         self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._all_lock = threading.Lock()
         self._closed = False
+        self._file: tuple[int, int] | None = None  # (st_dev, st_ino) of the file this backend opened
         self._connection()  # create the schema now: errors surface at construction
 
     def __repr__(self) -> str:
@@ -159,6 +183,8 @@ class SQLiteBackend(Backend):
             return conn
         if self._closed:
             raise StoreError("SQLiteBackend is closed")
+        if self._file is not None:  # another thread's first statement: never create a new file
+            self._check_file()
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -167,6 +193,15 @@ class SQLiteBackend(Backend):
             conn.executescript(_SCHEMA)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {self.path!r}: {exc}") from exc
+        try:
+            file = self._identity()
+            if self._file is None:
+                self._file = file
+            elif file != self._file:
+                raise self._replaced(file)
+        except StoreError:
+            conn.close()
+            raise
         self._local.conn = conn
         self._local.claims = 0
         with self._all_lock:
@@ -196,15 +231,39 @@ class SQLiteBackend(Backend):
                 raise sqlite3.OperationalError(f"journal_mode is {mode!r}, WAL is required")
             return
 
+    def _identity(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise self._replaced(None, exc) from exc
+        return st.st_dev, st.st_ino
+
+    def _replaced(self, file: tuple[int, int] | None, error: OSError | None = None) -> StoreError:
+        what = f"deleted ({error.strerror})" if error is not None else f"replaced (inode {self._file} -> {file})"
+        exc = StoreError(
+            f"SQLite store {self.path!r} was {what} while this process had it open: other processes "
+            "may now use another file, so this one refuses to go on (restart it on the new file)"
+        )
+        exc.retryable = False
+        return exc
+
     def _run(self, sql: str, params: Any) -> list[tuple]:
         if self._closed:
             raise StoreError("SQLiteBackend is closed")
         conn = self._connection()
         try:
             # fetchall: the statement must step to the end, or its write would stay open
-            return conn.execute(sql, params).fetchall()
+            rows = conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
+            self._check_file()  # a replaced file explains any error best
             raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+        self._check_file()  # what the statement returned is only true if the path is still our file
+        return rows
+
+    def _check_file(self) -> None:
+        file = self._identity()
+        if file != self._file:
+            raise self._replaced(file)
 
     def close(self) -> None:
         self._closed = True
@@ -219,10 +278,13 @@ class SQLiteBackend(Backend):
 
     # ------------------------------------------------------------------ contract
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        check_key(key)
+        lease_us = duration_us(lease, "lease")
+        payload = check_payload(payload)
         now = _now()
         token = secrets.token_hex(8)
         ((state, fence, end, stored_payload, result, owner),) = self._run(
-            _CLAIM, {"key": key, "now": now, "end": now + int(lease * US), "payload": payload, "token": token}
+            _CLAIM, {"key": key, "now": now, "end": now + lease_us, "payload": payload, "token": token}
         )
         self._maybe_sweep(now)
         if state == "pending" and owner == token:
@@ -232,16 +294,19 @@ class SQLiteBackend(Backend):
         return Claim("busy", fence, _seconds(end - now), stored_payload)
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        check_key(key)
+        ttl_us = duration_us(ttl, "ttl")
         text = encode_result(result)
         now = _now()
         ((state, got, _end),) = self._run(
-            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + int(ttl * US), "result": text}
+            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + ttl_us, "result": text}
         )
         if state != "done" or got != fence:
             raise lease_lost(key, fence, f"{state} under fence {got}")
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
+        check_key(key)
         token = secrets.token_hex(8)
         rows = self._run(_RELEASE, {"key": key, "fence": fence, "token": token})
         if not rows:
@@ -255,15 +320,16 @@ class SQLiteBackend(Backend):
         return False
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
+        check_key(key)
+        lease_us = duration_us(lease, "lease")
         now = _now()
-        ((state, got, _end),) = self._run(
-            _RENEW, {"key": key, "now": now, "fence": fence, "end": now + int(lease * US)}
-        )
+        ((state, got, _end),) = self._run(_RENEW, {"key": key, "now": now, "fence": fence, "end": now + lease_us})
         if state != "pending" or got != fence:
             raise lease_lost(key, fence, f"{state} under fence {got}")
         return lease
 
     def get(self, key: str) -> Record | None:
+        check_key(key)
         rows = self._run(_GET, (key,))
         now = _now()
         if not rows or rows[0][2] <= now:
@@ -272,9 +338,11 @@ class SQLiteBackend(Backend):
         return Record(state, fence, _seconds(end - now), payload, decode_result(result))
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        check_key(key)
+        ttl_us = None if ttl is None else duration_us(ttl, "ttl")
         now = _now()
         ((value,),) = self._run(
-            _INCR, {"key": key, "amount": amount, "now": now, "end": None if ttl is None else now + int(ttl * US)}
+            _INCR, {"key": key, "amount": amount, "now": now, "end": None if ttl_us is None else now + ttl_us}
         )
         return value
 

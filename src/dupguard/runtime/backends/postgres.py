@@ -1,0 +1,676 @@
+"""``PostgresBackend``: records in a PostgreSQL table, shared by processes on many hosts.
+
+The store contract (:mod:`dupguard.runtime.backends`) in one table of the database a service
+usually already runs. Every operation is **one SQL statement** in its own transaction:
+
+``claim``
+    a statement whose ``INSERT … ON CONFLICT (key) DO UPDATE … WHERE <the record is free>
+    RETURNING`` takes the key, and whose snapshot read of the same row answers ``done`` or
+    ``busy`` when it does not (a live record is not written at all, so replaying a completed
+    key is a plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest
+    committed version of the row, under its row lock: two claimants never both win. If the
+    row changed between the statement's snapshot and its insert (another claimant committed
+    in between), the statement returns nothing and is simply run again.
+``complete`` / ``renew`` / ``release``
+    one ``INSERT … ON CONFLICT … DO UPDATE … WHERE`` (``UPDATE … WHERE`` for release) that
+    only lands when the record is free or still pending under the caller's fence; when it does
+    not land, a second read tells a retried completion (our own ``done``) from a fenced-out
+    owner (``LeaseLost``). That second statement is only ever needed on those rare paths.
+
+Times are the **server's clock** (``statement_timestamp()``): lease ends and fences are
+measured on the database host, never on the callers' clocks. Fences are seeded from it in µs,
+like every backend's. The tables are created on first use (``CREATE TABLE IF NOT EXISTS``
+under an advisory lock, so many processes starting at once do not collide), or beforehand by
+``python -m dupguard.runtime init-postgres DSN`` for a role that may not create tables
+(``create=False`` then only checks they exist). :func:`schema_sql` returns the DDL.
+
+Durability is PostgreSQL's: a claim or completion that returned has been committed (with the
+server's default ``synchronous_commit = on`` it survives a crash of the server), and one that
+raised ``StoreError`` because the server died was either committed (the record is pending and
+its lease runs out) or not made at all. A restarted server therefore never forgets a completed
+key and never hands out a claim twice.
+
+Expired rows are not needed (fences are seeded from the clock), and are deleted in small
+batches every ``sweep_every`` claims, or all at once by :meth:`PostgresBackend.cleanup` /
+``python -m dupguard.runtime cleanup-postgres DSN`` (from cron, for instance).
+
+Connections: ``PostgresBackend`` takes
+
+* a DSN (``"postgresql://user@host/db"`` or ``"host=… dbname=…"``): the backend opens
+  autocommit connections itself and keeps up to ``max_idle`` of them between calls; each
+  thread takes one for the length of a call, so any number of threads can share the backend;
+* a connection factory (any callable returning a new ``psycopg.Connection``), used the same
+  way, for connections the application configures (SSL, ``prepare_threshold=None`` behind
+  PgBouncer, …);
+* a ``psycopg_pool.ConnectionPool``: each call borrows a connection and gives it back;
+* a ``psycopg.Connection``, shared by every call (one at a time);
+* a ``psycopg.AsyncConnection`` or ``psycopg_pool.AsyncConnectionPool``: the async methods
+  are native and the sync ones raise ``TypeError`` (an async connection belongs to one loop).
+
+With anything but an async connection or pool the async methods run the sync ones in worker
+threads, which works from any number of event loops. Connections the backend did not open are
+used as they come: in autocommit mode one call is one round trip; otherwise each statement is
+wrapped in its own transaction (``BEGIN``/``COMMIT``: three), and a connection found inside a
+transaction of the application's is refused, because a claim must commit on its own.
+
+Every driver error — connection refused or lost, a statement timeout, a missing table —
+raises ``StoreError``. A connection the server closed (a restart) is noticed before it is
+reused and replaced, so the first call after a restart does not fail on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import secrets
+import select
+import threading
+from collections.abc import Generator
+from typing import Any
+
+from ..errors import StoreError
+from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+
+__all__ = ["PostgresBackend", "schema_sql"]
+
+DEFAULT_TABLE = "dupguard"
+
+# statement_timestamp(): the server's clock, fixed for the whole statement (now() would be the
+# start of an enclosing transaction, and clock_timestamp() moves while the statement runs)
+_NOW = "statement_timestamp()"
+_NOW_US = f"(extract(epoch FROM {_NOW}) * 1000000)::bigint"
+_RELEASED = "'epoch'::timestamptz"  # the end of a released record: long past
+
+
+def _remaining(column: str) -> str:
+    return f"(extract(epoch FROM ({column} - {_NOW})) * 1000000)::bigint"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _check_name(what: str, name: str) -> None:
+    # PostgreSQL truncates identifiers to 63 bytes; "<table>_counters" must survive intact
+    if not isinstance(name, str) or not name or "\x00" in name or len(name.encode("utf-8")) > 48:
+        raise ValueError(f"{what} must be a non-empty name of at most 48 bytes without NUL, not {name!r}")
+
+
+class _Names:
+    """The quoted, optionally schema-qualified names of the two tables."""
+
+    def __init__(self, table: str, schema: str | None) -> None:
+        _check_name("table", table)
+        if schema is not None:
+            _check_name("schema", schema)
+        self.table, self.schema = table, schema
+        prefix = f"{_ident(schema)}." if schema is not None else ""
+        self.records = prefix + _ident(f"{table}_records")
+        self.counters = prefix + _ident(f"{table}_counters")
+        digest = hashlib.sha256(f"dupguard:{schema}:{table}".encode()).digest()
+        self.lock_id = int.from_bytes(digest[:8], "big", signed=True)  # pg_advisory_xact_lock(bigint)
+
+
+def schema_sql(table: str = DEFAULT_TABLE, schema: str | None = None) -> str:
+    """The DDL ``PostgresBackend`` runs on first use (idempotent: ``IF NOT EXISTS``)."""
+    n = _Names(table, schema)
+    create_schema = f"CREATE SCHEMA IF NOT EXISTS {_ident(schema)};\n" if schema is not None else ""
+    return f"""{create_schema}CREATE TABLE IF NOT EXISTS {n.records} (
+    key        text COLLATE "C" PRIMARY KEY,
+    state      text        NOT NULL,  -- 'pending' | 'done' | 'released'
+    fence      bigint      NOT NULL,  -- the holder's fencing token (µs-seeded, rises per key)
+    expires_at timestamptz NOT NULL,  -- end of the lease (pending) or of the result (done)
+    payload    text,                  -- hash of the payload the key was claimed with
+    result     text,                  -- the JSON result (done)
+    owner      text                   -- token of the claim call
+) WITH (fillfactor = 80);
+CREATE TABLE IF NOT EXISTS {n.counters} (
+    key        text COLLATE "C" PRIMARY KEY,
+    value      bigint      NOT NULL,
+    expires_at timestamptz            -- NULL: never
+);
+"""
+
+
+class _Queries:
+    """Every statement, for one pair of tables."""
+
+    def __init__(self, n: _Names) -> None:
+        rec, ctr = n.records, n.counters
+        self.exists = "SELECT to_regclass(%(records)s) IS NOT NULL AND to_regclass(%(counters)s) IS NOT NULL"
+        self.exists_params = {"records": rec, "counters": ctr}
+        # one statement (a DO block is one implicit transaction): the advisory lock keeps
+        # processes that create the tables at the same moment from colliding in pg_type
+        ddl = schema_sql(n.table, n.schema)
+        self.create = f"DO $dupguard$ BEGIN PERFORM pg_advisory_xact_lock({n.lock_id});\n{ddl}END $dupguard$"
+        cols = "state, fence, {rem}, {live}, payload, result, owner"
+        self.claim = f"""
+WITH cur AS (
+    SELECT state, fence, expires_at, payload, result, owner FROM {rec} WHERE key = %(key)s
+), ins AS (
+    INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
+    SELECT %(key)s, 'pending', {_NOW_US}, {_NOW} + %(lease)s::bigint * interval '1 microsecond',
+           %(payload)s::text, NULL, %(token)s::text
+    WHERE NOT EXISTS (SELECT 1 FROM cur WHERE cur.expires_at > {_NOW})
+    ON CONFLICT (key) DO UPDATE SET
+        state = 'pending', fence = greatest(r.fence + 1, excluded.fence), expires_at = excluded.expires_at,
+        payload = excluded.payload, result = NULL, owner = excluded.owner
+    WHERE r.expires_at <= {_NOW}
+    RETURNING r.state, r.fence, r.expires_at, r.payload, r.result, r.owner
+)
+SELECT {cols.format(rem=_remaining("expires_at"), live="true")} FROM ins
+UNION ALL
+SELECT {cols.format(rem=_remaining("expires_at"), live=f"expires_at > {_NOW}")} FROM cur
+WHERE NOT EXISTS (SELECT 1 FROM ins)
+"""
+        # complete / renew land when the record is free, or pending under the caller's fence
+        ok = f"r.expires_at <= {_NOW} OR (r.state = 'pending' AND r.fence = excluded.fence)"
+        self.complete = f"""
+INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
+VALUES (%(key)s, 'done', %(fence)s::bigint, {_NOW} + %(ttl)s::bigint * interval '1 microsecond', NULL,
+        %(result)s::text, NULL)
+ON CONFLICT (key) DO UPDATE SET
+    state = 'done', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
+    fence = excluded.fence, expires_at = excluded.expires_at, result = excluded.result, owner = NULL
+WHERE {ok}
+RETURNING r.fence
+"""
+        self.renew = f"""
+INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
+VALUES (%(key)s, 'pending', %(fence)s::bigint, {_NOW} + %(lease)s::bigint * interval '1 microsecond', NULL,
+        NULL, NULL)
+ON CONFLICT (key) DO UPDATE SET
+    state = 'pending', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
+    owner = CASE WHEN r.fence = excluded.fence THEN r.owner END,
+    fence = excluded.fence, expires_at = excluded.expires_at, result = NULL
+WHERE {ok}
+RETURNING r.fence
+"""
+        # a released record keeps its fence (the floor for the next claim) and ends long ago
+        self.release = f"""
+UPDATE {rec} SET state = 'released', expires_at = {_RELEASED}, owner = NULL
+WHERE key = %(key)s AND state = 'pending' AND fence = %(fence)s::bigint
+RETURNING fence
+"""
+        self.get = f"""
+SELECT state, fence, {_remaining("expires_at")}, expires_at > {_NOW}, payload, result
+FROM {rec} WHERE key = %(key)s
+"""
+        self.incr = f"""
+INSERT INTO {ctr} AS c (key, value, expires_at)
+VALUES (%(key)s, %(amount)s::bigint, {_NOW} + %(ttl)s::bigint * interval '1 microsecond')
+ON CONFLICT (key) DO UPDATE SET
+    value = CASE WHEN c.expires_at <= {_NOW} THEN excluded.value ELSE c.value + excluded.value END,
+    expires_at = CASE WHEN c.expires_at <= {_NOW} THEN excluded.expires_at ELSE c.expires_at END
+RETURNING value
+"""
+        # expired rows, a batch at a time; the outer condition is checked again on the newest
+        # row version, so a row taken over meanwhile is never deleted
+        self.sweep_records = f"""
+WITH gone AS (
+    DELETE FROM {rec} WHERE expires_at <= {_NOW} AND ctid = ANY(ARRAY(
+        SELECT ctid FROM {rec} WHERE expires_at <= {_NOW} LIMIT %(limit)s::bigint))
+    RETURNING 1
+) SELECT count(*) FROM gone
+"""
+        self.sweep_counters = self.sweep_records.replace(rec, ctr)
+
+
+def _text(what: str, value: str) -> str:
+    """PostgreSQL ``text`` holds neither NUL nor lone surrogates: refuse them up front."""
+    if "\x00" in value:
+        raise ValueError(f"PostgresBackend: a {what} cannot contain NUL characters: {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"PostgresBackend: a {what} must be valid Unicode text: {value!r} ({exc.reason})") from None
+    return value
+
+
+Op = Generator[tuple[str, Any], list, Any]
+
+_MAX_RETRIES = 100  # a statement that keeps meeting concurrent commits (never seen in practice)
+
+
+class PostgresBackend(Backend):
+    """A store in PostgreSQL: one statement per operation, the server's clock, fencing.
+
+    ``target``: a DSN, a connection factory, a ``psycopg_pool.ConnectionPool``, a
+    ``psycopg.Connection``, or their async counterparts (see the module's documentation).
+    ``table``/``schema`` name the tables (``<table>_records``, ``<table>_counters``);
+    ``create=False`` never creates them (they must exist: ``init-postgres``).
+    ``connect_timeout`` and ``statement_timeout`` (seconds) apply to the connections the
+    backend opens from a DSN; ``max_idle`` is how many of those it keeps open between calls.
+    ``sweep_every`` is the number of claims between two deletions of a batch of expired rows
+    (0: never; run :meth:`cleanup` yourself).
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        table: str = DEFAULT_TABLE,
+        schema: str | None = None,
+        create: bool = True,
+        connect_timeout: float = 5.0,
+        statement_timeout: float | None = 10.0,
+        max_idle: int = 32,
+        sweep_every: int = 10_000,
+    ) -> None:
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+            raise ImportError("PostgresBackend needs psycopg 3: pip install 'dupguard[postgres]'") from exc
+        self._psycopg = psycopg
+        self._names = _Names(table, schema)
+        self._q = _Queries(self._names)
+        self.table, self.schema, self.create = table, schema, create
+        self.connect_timeout = connect_timeout
+        self.statement_timeout = statement_timeout
+        self.max_idle = max_idle
+        self.sweep_every = sweep_every
+        self._ready = False
+        self._ready_lock = threading.Lock()
+        self._closed = False
+        self._claims = 0
+        # the connection source: exactly one of these is set
+        self._conninfo: str | None = None
+        self._factory: Any = None
+        self._pool: Any = None
+        self._conn: Any = None
+        self._async: Any = None  # an AsyncConnection or AsyncConnectionPool
+        self._idle: list = []
+        self._idle_lock = threading.Lock()
+        self._conn_lock = threading.Lock()
+        self._alock: asyncio.Lock | None = None  # created on the async connection's loop
+        self._pid = os.getpid()
+        psycopg_pool: Any
+        try:
+            import psycopg_pool
+        except ImportError:
+            psycopg_pool = None
+        where = f"{self._names.records}"
+        if isinstance(target, str):
+            self._conninfo = target
+            self.channel = f"postgres:{target}:{where}"
+        elif isinstance(target, psycopg.Connection):
+            self._conn = target
+            self.channel = f"postgres:{id(target)}:{where}"
+        elif isinstance(target, psycopg.AsyncConnection):
+            self._async = target
+            self.channel = f"postgres:{id(target)}:{where}"
+        elif psycopg_pool is not None and isinstance(target, psycopg_pool.ConnectionPool):
+            self._pool = target
+            self.channel = f"postgres:{id(target)}:{where}"
+        elif psycopg_pool is not None and isinstance(target, psycopg_pool.AsyncConnectionPool):
+            self._async = target
+            self.channel = f"postgres:{id(target)}:{where}"
+        elif callable(target):
+            self._factory = target
+            self.channel = f"postgres:{id(target)}:{where}"
+        else:
+            raise TypeError(
+                "PostgresBackend needs a DSN, a connection factory, a psycopg connection or a "
+                f"psycopg_pool pool, not {type(target).__name__}"
+            )
+
+    def __repr__(self) -> str:  # never the DSN: it may hold a password
+        return f"PostgresBackend(table={self.table!r}, schema={self.schema!r})"
+
+    # ------------------------------------------------------------------ connections
+    def _owned(self) -> bool:
+        return self._conninfo is not None or self._factory is not None
+
+    def _open(self) -> Any:
+        psycopg = self._psycopg
+        if self._factory is not None:
+            conn = self._factory()
+            if not isinstance(conn, psycopg.Connection):
+                raise TypeError(f"the connection factory returned {type(conn).__name__}, not a psycopg.Connection")
+            if not conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                conn.autocommit = True  # ours now: one round trip per statement
+            return conn
+        conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=max(1, round(self.connect_timeout)))
+        if self.statement_timeout:
+            conn.execute(f"SET statement_timeout = {max(1, int(self.statement_timeout * 1000))}")
+        return conn
+
+    @staticmethod
+    def _hung_up(conn: Any) -> bool:
+        """True when an idle connection has something to read: the server closed it (a
+        restart, ``pg_terminate_backend``) or is about to. One ``poll`` with no wait."""
+        if conn.closed or conn.broken:
+            return True
+        try:
+            poller = select.poll()
+            poller.register(conn.fileno(), select.POLLIN)
+            return bool(poller.poll(0))
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - platform without poll
+            return False
+
+    def _take(self) -> Any:
+        if self._closed:
+            raise StoreError("PostgresBackend is closed")
+        if self._conn is not None:
+            self._conn_lock.acquire()
+            return self._conn
+        if self._pool is not None:
+            return self._pool.getconn()
+        if self._async is not None:
+            raise TypeError(
+                "this PostgresBackend wraps an async connection or pool: use the async methods "
+                "(aclaim, acomplete, …) or give it a DSN, a connection or a pool"
+            )
+        pid = os.getpid()
+        with self._idle_lock:
+            if pid != self._pid:  # a forked child: the parent's sockets are not ours to use
+                self._idle, self._pid = [], pid  # (psycopg does not close them on collection)
+            while self._idle:
+                conn = self._idle.pop()
+                if not self._hung_up(conn):
+                    return conn
+                conn.close()
+        return self._open()
+
+    def _give(self, conn: Any) -> None:
+        if self._conn is not None:
+            self._conn_lock.release()
+            return
+        if self._pool is not None:
+            self._pool.putconn(conn)  # the pool discards broken connections itself
+            return
+        if conn.closed or conn.broken or self._closed or os.getpid() != self._pid:
+            if not conn.closed and os.getpid() == self._pid:
+                conn.close()
+            return
+        with self._idle_lock:
+            if len(self._idle) < self.max_idle:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        self._closed = True
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        if os.getpid() == self._pid:
+            for conn in idle:
+                conn.close()
+
+    # ------------------------------------------------------------------ execution
+    def _fail(self, what: str, exc: BaseException) -> StoreError:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        return StoreError(f"postgres {what} failed: {detail}")
+
+    def _statement(self, conn: Any, sql: str, params: Any) -> list:
+        if conn.autocommit:
+            cur = conn.execute(sql, params)
+        else:
+            if conn.info.transaction_status != self._psycopg.pq.TransactionStatus.IDLE:
+                raise StoreError(
+                    "PostgresBackend was given a connection inside a transaction: its records must "
+                    "commit on their own (use an autocommit connection or a pool)"
+                )
+            with conn.transaction():
+                cur = conn.execute(sql, params)
+        # every statement but the DDL returns rows (cur.description would build column objects)
+        return [] if sql is self._q.create else cur.fetchall()
+
+    def _run(self, what: str, op: Op, *, ensure: bool = True) -> Any:
+        conn = None
+        try:
+            conn = self._take()
+            if ensure and not self._ready:
+                self._drive(conn, self._ensure())
+            return self._drive(conn, op)
+        except self._psycopg.Error as exc:
+            raise self._fail(what, exc) from exc
+        finally:
+            if conn is not None:
+                self._give(conn)
+
+    def _drive(self, conn: Any, op: Op) -> Any:
+        try:
+            step = next(op)
+            while True:
+                step = op.send(self._statement(conn, *step))
+        except StopIteration as done:
+            return done.value
+
+    async def _arun(self, what: str, op: Op) -> Any:
+        psycopg = self._psycopg
+        if self._closed:
+            raise StoreError("PostgresBackend is closed")
+        if not isinstance(self._async, psycopg.AsyncConnection):  # a pool: borrow, give back
+            conn = None
+            try:
+                conn = await self._async.getconn()
+                return await self._aops(conn, op)
+            except psycopg.Error as exc:
+                raise self._fail(what, exc) from exc
+            finally:
+                if conn is not None:
+                    await self._async.putconn(conn)
+        # one shared connection: one call at a time (a call may be two statements, and a
+        # connection that is not autocommit wraps each in a transaction of its own)
+        if self._alock is None:
+            self._alock = asyncio.Lock()
+        async with self._alock:
+            try:
+                return await self._aops(self._async, op)
+            except psycopg.Error as exc:
+                raise self._fail(what, exc) from exc
+
+    async def _aops(self, conn: Any, op: Op) -> Any:
+        if not self._ready:
+            await self._adrive(conn, self._ensure())
+        return await self._adrive(conn, op)
+
+    async def _adrive(self, conn: Any, op: Op) -> Any:
+        psycopg = self._psycopg
+        try:
+            sql, params = next(op)
+            while True:
+                if conn.autocommit:
+                    cur = await conn.execute(sql, params)
+                else:
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        raise StoreError("PostgresBackend was given a connection inside a transaction")
+                    async with conn.transaction():
+                        cur = await conn.execute(sql, params)
+                rows = [] if sql is self._q.create else await cur.fetchall()
+                sql, params = op.send(rows)
+        except StopIteration as done:
+            return done.value
+
+    # ------------------------------------------------------------------ operations
+    # Each operation is a generator: it yields (sql, params) and receives the rows, so the
+    # sync and the async drivers run the very same logic.
+    def _ensure(self) -> Op:
+        (ok,) = (yield self._q.exists, self._q.exists_params)[0]
+        if not ok:
+            if not self.create:
+                raise StoreError(
+                    f"table {self._names.records} or {self._names.counters} does not exist: create them with "
+                    "`python -m dupguard.runtime init-postgres DSN` (or let PostgresBackend(create=True) do it)"
+                )
+            yield self._q.create, None
+        self._ready = True
+
+    def _create_op(self) -> Op:
+        yield self._q.create, None
+        self._ready = True
+
+    def _claim_op(self, key: str, lease: float, payload: str | None) -> Op:
+        token = secrets.token_hex(8)
+        params = {"key": key, "lease": int(lease * US), "payload": payload, "token": token}
+        for _ in range(_MAX_RETRIES):
+            rows = yield self._q.claim, params
+            if rows:
+                state, fence, remaining, live, stored_payload, result, owner = rows[0]
+                if state == "pending" and owner == token:
+                    return Claim("acquired", fence, _seconds(remaining), stored_payload)
+                if live and state == "done":
+                    return Claim("done", fence, _seconds(remaining), stored_payload, decode_result(result))
+                if live:
+                    return Claim("busy", fence, _seconds(remaining), stored_payload)
+            # the row changed between the statement's snapshot and its insert: look again
+        raise StoreError(f"postgres claim of {key!r} kept meeting concurrent changes")
+
+    def _complete_op(self, key: str, fence: int, text: str, ttl: float) -> Op:
+        if (yield self._q.complete, {"key": key, "fence": fence, "ttl": int(ttl * US), "result": text}):
+            return
+        rows = yield self._q.get, {"key": key}
+        if rows and rows[0][0] == "done" and rows[0][1] == fence:
+            return  # already completed under this fence: a retried complete
+        raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
+
+    def _renew_op(self, key: str, fence: int, lease: float) -> Op:
+        if (yield self._q.renew, {"key": key, "fence": fence, "lease": int(lease * US)}):
+            return lease
+        rows = yield self._q.get, {"key": key}
+        raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
+
+    def _release_op(self, key: str, fence: int) -> Op:
+        if (yield self._q.release, {"key": key, "fence": fence}):
+            return True
+        rows = yield self._q.get, {"key": key}
+        if rows:
+            state, got, _remaining_us, live, _payload, _result = rows[0]
+            if got != fence and live:
+                raise lease_lost(key, fence, f"{state} under fence {got}")
+        return False
+
+    def _get_op(self, key: str) -> Op:
+        rows = yield self._q.get, {"key": key}
+        if not rows or not rows[0][3]:
+            return None
+        state, fence, remaining, _live, payload, result = rows[0]
+        return Record(state, fence, _seconds(remaining), payload, decode_result(result))
+
+    def _incr_op(self, key: str, amount: int, ttl: float | None) -> Op:
+        ttl_us = None if ttl is None else int(ttl * US)
+        ((value,),) = yield self._q.incr, {"key": key, "amount": amount, "ttl": ttl_us}
+        return value
+
+    def _sweep_op(self, limit: int, everything: bool) -> Op:
+        total = 0
+        for sql in (self._q.sweep_records, self._q.sweep_counters):
+            while True:
+                ((n,),) = yield sql, {"limit": limit}
+                total += n
+                if n < limit or not everything:
+                    break
+        return total
+
+    def _after_claim(self) -> None:
+        self._claims += 1
+        if self.sweep_every and self._claims % self.sweep_every == 0:
+            self._run("sweep", self._sweep_op(1000, everything=False))
+
+    # ------------------------------------------------------------------ contract
+    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        _text("key", key)
+        if payload is not None:
+            _text("payload", payload)
+        claim = self._run(f"claim of {key!r}", self._claim_op(key, lease, payload))
+        self._after_claim()
+        return claim
+
+    def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        _text("key", key)
+        text = self._result_text(result)
+        self._run(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
+        self.waiters.notify(key)
+
+    def release(self, key: str, fence: int) -> bool:
+        _text("key", key)
+        released = self._run(f"release of {key!r}", self._release_op(key, fence))
+        if released:
+            self.waiters.notify(key)
+        return released
+
+    def renew(self, key: str, fence: int, *, lease: float) -> float:
+        _text("key", key)
+        return self._run(f"renew of {key!r}", self._renew_op(key, fence, lease))
+
+    def get(self, key: str) -> Record | None:
+        _text("key", key)
+        return self._run(f"get of {key!r}", self._get_op(key))
+
+    def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        _text("key", key)
+        return self._run(f"incr of {key!r}", self._incr_op(key, amount, ttl))
+
+    def create_tables(self) -> None:
+        """Create the tables now (``IF NOT EXISTS``), whatever ``create`` says; what
+        ``python -m dupguard.runtime init-postgres`` runs."""
+        self._run("create tables", self._create_op(), ensure=False)
+
+    def cleanup(self, *, batch: int = 10_000) -> int:
+        """Delete every expired record and counter, ``batch`` rows per statement; returns
+        how many. Safe while the store is in use: a row taken over meanwhile is kept."""
+        return self._run("cleanup", self._sweep_op(batch, everything=True))
+
+    async def acleanup(self, *, batch: int = 10_000) -> int:
+        if self._async is None:
+            return await asyncio.to_thread(self.cleanup, batch=batch)
+        return await self._arun("cleanup", self._sweep_op(batch, everything=True))
+
+    @staticmethod
+    def _result_text(result: Any) -> str:
+        text = encode_result(result)  # TypeError before the store changes
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise TypeError(f"the result cannot be stored as PostgreSQL text: {exc.reason}") from None
+        return text
+
+    # ------------------------------------------------------------------ async
+    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        if self._async is None:
+            return await super().aclaim(key, lease=lease, payload=payload)
+        _text("key", key)
+        if payload is not None:
+            _text("payload", payload)
+        claim = await self._arun(f"claim of {key!r}", self._claim_op(key, lease, payload))
+        self._claims += 1
+        if self.sweep_every and self._claims % self.sweep_every == 0:
+            await self._arun("sweep", self._sweep_op(1000, everything=False))
+        return claim
+
+    async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        if self._async is None:
+            return await super().acomplete(key, fence, result, ttl=ttl)
+        _text("key", key)
+        text = self._result_text(result)
+        await self._arun(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
+        self.waiters.notify(key)
+
+    async def arelease(self, key: str, fence: int) -> bool:
+        if self._async is None:
+            return await super().arelease(key, fence)
+        _text("key", key)
+        released = await self._arun(f"release of {key!r}", self._release_op(key, fence))
+        if released:
+            self.waiters.notify(key)
+        return released
+
+    async def arenew(self, key: str, fence: int, *, lease: float) -> float:
+        if self._async is None:
+            return await super().arenew(key, fence, lease=lease)
+        _text("key", key)
+        return await self._arun(f"renew of {key!r}", self._renew_op(key, fence, lease))
+
+    async def aget(self, key: str) -> Record | None:
+        if self._async is None:
+            return await super().aget(key)
+        _text("key", key)
+        return await self._arun(f"get of {key!r}", self._get_op(key))
+
+    async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        if self._async is None:
+            return await super().aincr(key, amount, ttl=ttl)
+        _text("key", key)
+        return await self._arun(f"incr of {key!r}", self._incr_op(key, amount, ttl))
