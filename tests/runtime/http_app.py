@@ -1,7 +1,7 @@
 """The Starlette app that ``test_http.py`` serves with a real uvicorn (one or two workers).
 
 Configured by ``DUPGUARD_HTTP_TEST`` (JSON): ``store`` (``{"kind": "memory" | "sqlite" |
-"redis", "where": …, "prefix": …}``) and ``effects`` (a directory). ``POST …/orders`` is the
+"redis" | "postgres", "where": …, "prefix" or "table": …}``) and ``effects`` (a directory). ``POST …/orders`` is the
 non-idempotent operation: every execution appends one line to ``effects/<tag>`` (the side
 effect the tests count; one ``write(2)`` in append mode, so lines from two workers never
 interleave), sleeps ``delay`` seconds (the model call) and answers with a fresh order id, so a
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from dupguard.runtime import IdempotencyMiddleware, MemoryBackend, RedisBackend, SQLiteBackend
+from dupguard.runtime import IdempotencyMiddleware, MemoryBackend, PostgresBackend, RedisBackend, SQLiteBackend
 
 CONFIG = json.loads(os.environ["DUPGUARD_HTTP_TEST"])
 
@@ -36,6 +36,8 @@ def open_store(spec: dict):
         return MemoryBackend()
     if spec["kind"] == "sqlite":
         return SQLiteBackend(spec["where"])
+    if spec["kind"] == "postgres":
+        return PostgresBackend(spec["where"], table=spec["table"])
     return RedisBackend(spec["where"], prefix=spec["prefix"])
 
 

@@ -1,7 +1,7 @@
 """``IdempotencyMiddleware`` through a real uvicorn server and httpx (see ``http_app.py``).
 
-One server per store (memory, SQLite, Redis) serves the single-worker tests; the cross-worker
-tests start ``uvicorn --workers 2`` on one SQLite file and on Redis. Every execution of the
+One server per store (memory, SQLite, Redis, PostgreSQL) serves the single-worker tests; the
+cross-worker tests start ``uvicorn --workers 2`` on one SQLite file, on Redis and on PostgreSQL. Every execution of the
 endpoint appends a line to a file, so "ran once" is counted from the side effect itself.
 A few behaviours that need no network (key parsing, store failure, response policy) run the
 middleware in-process through ``httpx.ASGITransport``.
@@ -84,17 +84,22 @@ def store_spec(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> dic
         return {"kind": "memory"}
     if kind == "sqlite":
         return {"kind": "sqlite", "where": str(tmp_path / "idem.sqlite3")}
+    if kind == "postgres":
+        return {"kind": "postgres", "where": request.getfixturevalue("postgres_dsn"), "table": f"http_{fresh()[:8]}"}
     url = request.getfixturevalue("redis_url")
     return {"kind": "redis", "where": url, "prefix": f"http:{uuid.uuid4().hex[:8]}:"}
 
 
-@pytest.fixture(scope="module", params=["memory", "sqlite", "redis"])
+@pytest.fixture(scope="module", params=["memory", "sqlite", "redis", "postgres"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp(f"http-{request.param}")
     (tmp / "effects").mkdir()
     if request.param == "redis":
         redis_server = request.getfixturevalue("redis_server")
         spec = {"kind": "redis", "where": redis_server.url, "prefix": f"http:{uuid.uuid4().hex[:8]}:"}
+    elif request.param == "postgres":
+        dsn = request.getfixturevalue("postgres_server").dsn
+        spec = {"kind": "postgres", "where": dsn, "table": f"http_{uuid.uuid4().hex[:8]}"}
     elif request.param == "sqlite":
         spec = {"kind": "sqlite", "where": str(tmp / "idem.sqlite3")}
     else:
@@ -236,7 +241,7 @@ def test_methods_outside_the_list_pass_through(server):
 # ---------------------------------------------------------------------------- two workers
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
 def test_two_uvicorn_workers_sharing_a_store_run_each_key_once(kind, request, tmp_path):
     (tmp_path / "effects").mkdir()
     srv = Uvicorn(store_spec(kind, request, tmp_path), tmp_path / "effects", workers=2).start()

@@ -24,11 +24,16 @@ from dupguard.runtime import GuardTimeout, LeaseLost, MemoryBackend, SQLiteBacke
 
 TURNS = r"""
 import asyncio, json, os, sys, time
-from dupguard.runtime import RedisBackend, SQLiteBackend, asession_lease, session_lease
+from dupguard.runtime import PostgresBackend, RedisBackend, SQLiteBackend, asession_lease, session_lease
 
 spec = json.loads(sys.argv[1])
 mode = sys.argv[2]
-store = SQLiteBackend(spec["where"]) if spec["kind"] == "sqlite" else RedisBackend(spec["where"], prefix=spec["prefix"])
+if spec["kind"] == "sqlite":
+    store = SQLiteBackend(spec["where"])
+elif spec["kind"] == "postgres":
+    store = PostgresBackend(spec["where"], table=spec["table"])
+else:
+    store = RedisBackend(spec["where"], prefix=spec["prefix"])
 
 def note(what):  # one write(2) per line in append mode: lines never interleave
     fd = os.open(spec["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -92,8 +97,18 @@ def run_four(spec: dict, modes: list[str], tmp_path: Path) -> list[tuple[float, 
     return intervals(tmp_path / "turns.log")
 
 
-def test_four_processes_run_the_turns_of_one_session_one_at_a_time(shared_backend, tmp_path):
-    _store, spec = shared_backend
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
+def shared_spec(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
+    """What a child process needs to open a store shared with the others."""
+    if request.param == "sqlite":
+        return {"kind": "sqlite", "where": str(tmp_path / "leases.sqlite3")}
+    if request.param == "postgres":
+        return {"kind": "postgres", "where": request.getfixturevalue("postgres_dsn"), "table": f"s_{time.time_ns()}"}
+    return {"kind": "redis", "where": request.getfixturevalue("redis_url"), "prefix": f"s:{time.time_ns()}:"}
+
+
+def test_four_processes_run_the_turns_of_one_session_one_at_a_time(shared_spec, tmp_path):
+    spec = shared_spec
     turns = run_four(spec, ["sync", "sync", "async", "async"], tmp_path)
     assert len(turns) == 20 and len({pid for _, _, pid in turns}) == 4
     assert overlaps(turns) == 0, turns
