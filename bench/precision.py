@@ -40,31 +40,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dupguard.rulemeta import rule_codes
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
-#: The rule catalogue of DESIGN.md §4; every rule gets a row even with no labels or findings.
-RULES = (
-    "DUP101",
-    "DUP102",
-    "DUP103",
-    "DUP201",
-    "DUP202",
-    "DUP203",
-    "DUP301",
-    "DUP302",
-    "DUP303",
-    "DUP401",
-    "DUP402",
-    "DUP403",
-    "DUP501",
-    "DUP502",
-    "DUP503",
-    "DUP504",
-    "DUP505",
-)
+#: Every rule gets a row even with no labels or findings: the codes of the registry
+#: (``dupguard.rulemeta``, generated from the ``@rule`` declarations).
+RULES = rule_codes()
 CODE_RE = re.compile(r"^DUP\d{3}$")
 SPLITS = ("dev", "holdout")
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"

@@ -75,6 +75,9 @@ def test_multiplicity_duplicate_reports_and_repeated_labels():
 
 
 def test_every_rule_has_a_row_and_empty_rules_have_undefined_ratios():
+    from dupguard.rules import load
+
+    assert precision.RULES == tuple(sorted(load()))  # the registry's codes, not a list kept by hand
     result = precision.score([], {"dev/clean.py": {}})
     assert set(precision.RULES) <= set(result.per_rule)
     assert result.overall.precision is None and result.overall.recall is None
@@ -172,6 +175,8 @@ def test_cli_runs_the_linter_module_as_a_subprocess(tmp_path):
     fake = tmp_path / "fake" / "dupguard"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("")
+    # the script takes the rule codes from the package it measures
+    (fake / "rulemeta.py").write_text("def rule_codes():\n    return ('DUP101', 'DUP102', 'DUP103')\n")
     (fake / "__main__.py").write_text(
         textwrap.dedent("""\
         import json, os, sys

@@ -69,19 +69,8 @@ def test_fixed_is_clean_and_compiles(folder: Path) -> None:
     assert _lint(folder / "fixed.py", codes=frozenset({_code(folder)})) == []
 
 
-def test_codes_from_folder_names_match_the_metadata() -> None:
-    from dupguard.rulemeta import all_rules, rule_codes
-
-    assert rule_codes() == tuple(sorted(all_rules()))
-
-
 @pytest.mark.parametrize("folder", FOLDERS, ids=IDS)
-def test_folder_is_complete(folder: Path) -> None:
-    from dupguard.rulemeta import rule_codes, toml_loads
-
-    meta = toml_loads((folder / "rule.toml").read_text(encoding="utf-8"))
-    assert folder.name == f"{meta['code']}-{meta['name']}"
-    assert meta["code"] in rule_codes()  # the codes linting uses come from the folder names
+def test_folder_doc_has_every_section(folder: Path) -> None:
     doc = (folder / "doc.md").read_text(encoding="utf-8")
     for heading in (
         "What it does",
@@ -93,8 +82,3 @@ def test_folder_is_complete(folder: Path) -> None:
         "References",
     ):
         assert f"## {heading}" in doc, f"{folder.name}/doc.md lacks '## {heading}'"
-    assert meta["fix"] in ("none", "safe", "unsafe")
-    if meta["fix"] == "none":
-        assert not (folder / "fixed.py").exists(), "a rule without a fix must not have fixed.py"
-    if meta["fix"] == "safe":
-        assert (folder / "fixed.py").exists(), "a rule with a safe fix needs fixed.py"

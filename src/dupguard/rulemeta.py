@@ -1,16 +1,18 @@
-"""Rule metadata, read from the ``rules/<CODE>-<name>/`` folders.
+"""What the command line and the reports know about each rule: code, name, fix safety, summary,
+runtime fix and documentation.
 
-Those folders are the single source of every rule's name, summary, fix safety and docs;
-the tests and ``docs/rules/`` are generated from them too. They ship inside the wheel as
-``dupguard/_rules`` and are read from the source tree in a development checkout.
-Metadata is loaded lazily: linting a file needs only codes, not docs.
+Every fact has one source: the code, name and fix safety are declared with ``@rule(...)`` in
+the rule's module (``dupguard.rules``); the summary, runtime fix and documentation live in the
+rule's folder ``rules/<CODE>-<name>/`` (``rule.toml``, ``doc.md``). Reading them there would
+import every rule (and with them the semantic layer and libcst) or parse TOML, so
+``python -m dupguard.docgen`` compiles them into the plain-data module ``dupguard._ruleindex``,
+which is all this module reads at run time: start-up costs one small import, and an installed
+wheel needs no rule folders. ``tests/test_rule_registry.py`` fails when that module is stale.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
-from pathlib import Path
 from typing import NamedTuple
 
 DOCS_URL = "https://github.com/dupguard/dupguard/blob/main/docs/rules/{code}.md"
@@ -19,27 +21,32 @@ DOCS_URL = "https://github.com/dupguard/dupguard/blob/main/docs/rules/{code}.md"
 class RuleMeta(NamedTuple):
     code: str
     name: str
-    summary: str
     fix: str  # "none" | "safe" | "unsafe"
+    summary: str
     runtime_fix: str
-    seed: str
-    folder: Path
+    doc: str  # the rule folder's doc.md
 
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
 
-    @property
-    def doc(self) -> str:
-        return (self.folder / "doc.md").read_text(encoding="utf-8")
+
+_RULES: dict[str, RuleMeta] | None = None
 
 
-def rules_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "_rules", here.parent.parent / "rules"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("dupguard's rules/ folder is missing from this installation")
+def all_rules() -> dict[str, RuleMeta]:
+    """Every rule, by code, in code order."""
+    global _RULES
+    if _RULES is None:
+        from ._ruleindex import RULES
+
+        _RULES = {row[0]: RuleMeta(*row) for row in RULES}
+    return _RULES
+
+
+def rule_codes() -> tuple[str, ...]:
+    """The codes alone, sorted: what ``select``/``ignore`` choose from."""
+    return tuple(all_rules())
 
 
 def toml_loads(text: str) -> dict:
@@ -52,28 +59,3 @@ def toml_loads(text: str) -> dict:
     else:  # pragma: no cover
         import tomli as tomllib
     return tomllib.loads(text)
-
-
-@functools.lru_cache(maxsize=1)
-def rule_codes() -> tuple[str, ...]:
-    """The codes alone, from the folder names (``DUP101-shared-agent-singleton``): linting
-    needs only these, and reading them costs no TOML parsing (tests check they agree)."""
-    return tuple(sorted(f.name.partition("-")[0] for f in rules_dir().glob("DUP*-*") if f.is_dir()))
-
-
-@functools.lru_cache(maxsize=1)
-def all_rules() -> dict[str, RuleMeta]:
-    metas = {}
-    for toml_path in sorted(rules_dir().glob("*/rule.toml")):
-        data = toml_loads(toml_path.read_text(encoding="utf-8"))
-        meta = RuleMeta(
-            code=data["code"],
-            name=data["name"],
-            summary=data["summary"],
-            fix=data.get("fix", "none"),
-            runtime_fix=data.get("runtime_fix", ""),
-            seed=data.get("seed", ""),
-            folder=toml_path.parent,
-        )
-        metas[meta.code] = meta
-    return metas

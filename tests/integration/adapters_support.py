@@ -40,3 +40,30 @@ class SideEffects:
     def count(self) -> int:
         with self._lock:
             return len(self.calls)
+
+
+SHAPES = ["new-turn-per-attempt", "retry-loop-inside-the-turn"]
+
+
+async def retry_request(guard, turn_id: str, attempt, *, shape: str, attempts: int = 2):
+    """Call ``attempt(n, turn_id)`` until one returns, as a caller retrying a request does.
+
+    ``shape`` (one of :data:`SHAPES`): every attempt is its own turn, with the request's
+    ``turn_id`` (a client re-sending the request; a redelivered queue message), or the
+    handler runs a retry loop inside one ``guard.turn(turn_id)`` and passes no id to the
+    attempts. Returns ``(result, errors)``: the exceptions of the failed attempts.
+    """
+    errors: list[BaseException] = []
+
+    async def loop(tid):
+        for n in range(attempts):
+            try:
+                return await attempt(n, tid)
+            except Exception as exc:  # the caller retries on any failure
+                errors.append(exc)
+        raise AssertionError(f"all {attempts} attempts failed: {errors!r}")
+
+    if shape == SHAPES[0]:
+        return await loop(turn_id), errors
+    async with guard.turn(turn_id):
+        return await loop(None), errors

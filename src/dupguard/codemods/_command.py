@@ -16,7 +16,21 @@ class RuleCodemod(VisitorBasedCodemodCommand):
     point after ten passes, leaves the file untouched: ``SkipFile``).
     """
 
-    CODE: ClassVar[str] = ""
+    CODE: ClassVar[str] = ""  # set from the registry: the rule whose declared fix command this is
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Find the rule this command fixes: the one whose ``@rule(fix=...)`` names this module
+        and whose name gives this class's name (``shared-agent-singleton`` →
+        ``FixSharedAgentSingleton``), so the code is written once, in the rule's decorator."""
+        super().__init_subclass__(**kwargs)
+        from ..rules import load
+
+        module = cls.__module__.rpartition(".")[2]
+        codes = [r.code for r in load().values() if r.fix == module and r.command == cls.__name__]
+        if len(codes) != 1:
+            raise LookupError(f"no rule declares fix={module!r} with a name that makes {cls.__name__}")
+        cls.CODE = codes[0]
+        cls.DESCRIPTION = f"{cls.CODE}: {cls.DESCRIPTION}"
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         from ..config import Settings

@@ -27,5 +27,4 @@ def fix(ctx: RuleContext, second: Call) -> tuple[Replacement | None, str]:
 
 
 class FixDuplicateHistoryAppend(RuleCodemod):
-    DESCRIPTION = "DUP503: remove the repeated append of one message to one history."
-    CODE = "DUP503"
+    DESCRIPTION = "remove the repeated append of one message to one history."

@@ -79,5 +79,4 @@ def _remove_extend(model: Model, module: cst.Module, lst: cst.List, text: str) -
 
 
 class FixDuplicateTool(RuleCodemod):
-    DESCRIPTION = "DUP301: remove tools given twice to one agent (keeps the first)."
-    CODE = "DUP301"
+    DESCRIPTION = "remove tools given twice to one agent (keeps the first)."

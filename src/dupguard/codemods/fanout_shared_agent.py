@@ -182,10 +182,8 @@ def _helper_refs(helper, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] 
 
 
 class FixGatherSharedAgent(RuleCodemod):
-    DESCRIPTION = "DUP201: give each concurrent task its own agent from a factory."
-    CODE = "DUP201"
+    DESCRIPTION = "give each concurrent task its own agent from a factory."
 
 
 class FixThreadsSharedAgent(RuleCodemod):
-    DESCRIPTION = "DUP202: give each thread its own agent from a factory."
-    CODE = "DUP202"
+    DESCRIPTION = "give each thread its own agent from a factory."

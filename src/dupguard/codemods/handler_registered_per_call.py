@@ -179,5 +179,4 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
 
 
 class FixHandlerRegisteredPerCall(RuleCodemod):
-    DESCRIPTION = "DUP401: register handlers once (register_once, or a register-once counter)."
-    CODE = "DUP401"
+    DESCRIPTION = "register handlers once (register_once, or a register-once counter)."

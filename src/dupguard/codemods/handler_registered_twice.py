@@ -26,5 +26,4 @@ def fix(ctx: RuleContext, call: Call, handler: str) -> tuple[Replacement | None,
 
 
 class FixHandlerRegisteredTwice(RuleCodemod):
-    DESCRIPTION = "DUP402: remove the repeated registration of one handler on one target."
-    CODE = "DUP402"
+    DESCRIPTION = "remove the repeated registration of one handler on one target."

@@ -278,5 +278,4 @@ def _decorate(model: Model, module: cst.Module, fn, retry: Retry, key: str) -> R
 
 
 class FixNaiveAgentRetry(RuleCodemod):
-    DESCRIPTION = "DUP501: run a retried agent call once per request id (dupguard.runtime.Idempotency)."
-    CODE = "DUP501"
+    DESCRIPTION = "run a retried agent call once per request id (dupguard.runtime.Idempotency)."

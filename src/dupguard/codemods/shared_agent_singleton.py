@@ -510,10 +510,8 @@ def _factory_def(
 
 
 class FixSharedAgentSingleton(RuleCodemod):
-    DESCRIPTION = "DUP101: build shared module-level agents per call (or per session); uncache cached factories."
-    CODE = "DUP101"
+    DESCRIPTION = "build shared module-level agents per call (or per session); uncache cached factories."
 
 
 class FixSharedMemorySingleton(RuleCodemod):
-    DESCRIPTION = "DUP102: build shared module-level memories per call (or per session)."
-    CODE = "DUP102"
+    DESCRIPTION = "build shared module-level memories per call (or per session)."

@@ -168,5 +168,4 @@ def _new_list(module: cst.Module, call: Call, target: str) -> str | None:
 
 
 class FixToolListGrowsPerCall(RuleCodemod):
-    DESCRIPTION = "DUP303: build a per-call tool list instead of growing a long-lived one."
-    CODE = "DUP303"
+    DESCRIPTION = "build a per-call tool list instead of growing a long-lived one."

@@ -58,7 +58,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend, Record
+from .backends import Backend, Record, compose_key
 from .errors import IdempotencyInProgress, IdempotencyPayloadMismatch, LeaseLost, StoreError
 from .idempotency import Idempotency
 
@@ -557,7 +557,7 @@ class Conformance:
         assert len(ran) == 1 and ran[0] in pids, f"{len(ran)} of 16 processes executed: {ran}"
         winner = {"pid": ran[0]}
         assert outcomes == [{"result": winner}] * 16, f"every process must get the one result: {outcomes}"
-        assert _live(self.client(), "idem:" + k).result == winner
+        assert _live(self.client(), compose_key("idem", k)).result == winner
 
     def check_killed_holder(self) -> None:
         lease = max(self.lease, 1.0)  # the holder's heartbeat renews every third of it
@@ -570,10 +570,10 @@ class Conformance:
             try:
                 s = self.client()
                 _until(lambda: self._executions(log) == [holder], 30, "the holder to start")
-                old = s.get("idem:" + k)
+                old = s.get(compose_key("idem", k))
                 assert old is not None and old.state == "pending", f"the holder's record: {old}"
                 time.sleep(lease * 1.5)  # longer than the lease: the live holder's heartbeat keeps it
-                kept = s.get("idem:" + k)
+                kept = s.get(compose_key("idem", k))
                 assert kept is not None and kept.fence == old.fence, "a live holder's heartbeat must keep its lease"
                 _raises(
                     IdempotencyInProgress,
@@ -593,10 +593,10 @@ class Conformance:
                     helper.stdout.close()
             ran = self._executions(log)
         assert result == "rerun" and waited < lease + 5, f"takeover after the lease: {result!r} after {waited:.2f}s"
-        new = s.get("idem:" + k)
+        new = s.get(compose_key("idem", k))
         assert new is not None and new.state == "done" and new.fence > old.fence, f"after takeover: {new}"
-        _raises(LeaseLost, lambda: s.complete("idem:" + k, old.fence, {"pid": holder}, ttl=60), "the dead owner")
-        assert _live(s, "idem:" + k).result == "rerun", "the dead owner's write must not land"
+        _raises(LeaseLost, lambda: s.complete(compose_key("idem", k), old.fence, {"pid": holder}, ttl=60), "the dead owner")
+        assert _live(s, compose_key("idem", k)).result == "rerun", "the dead owner's write must not land"
         assert Idempotency(s).run(k, lambda: "third") == "rerun", "the completed key must replay"
         assert ran == [holder], f"the killed holder ran once and nobody else in it: {ran}"
 

@@ -5,7 +5,7 @@ make tools run (so that running it again runs the tools again), and has the code
 made a second run harmless (an idempotency key, a seen-id set, a ``dupguard.runtime``
 helper)? This module answers them from the model; the rule-specific shapes (retry loops,
 replays, queue consumers, tool loops) live in ``retries.py``, ``toolcalls.py`` and
-``queues.py``.
+``dupguard.rules.retries.queue_without_lease``.
 
 **An agent run** is a call that runs one agent turn, tools included:
 

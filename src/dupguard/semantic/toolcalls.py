@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .builder import dotted
+from .jobs import takes_jobs
 from .model import Call, Function, Loop, Model
-from .queues import takes_jobs
 from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import (
     BATCH_EXEC_RE,

@@ -4,10 +4,14 @@ The adapters differ only in *where* they hook into a framework (a tool wrapper, 
 provider, a patched method); the decision for one requested tool call is the same everywhere
 and lives here, in :class:`ToolCallGate`:
 
-1. **ledger** (across turns and retries): when the call has an id (the model's tool-call id,
-   or a key derived from the caller's turn id), :class:`~dupguard.runtime.ToolCallLedger`
-   decides whether that id already ran. A retried turn that replays the same tool-call ids
-   gets the recorded results instead of a second side effect.
+1. **ledger** (across turns and retries): :class:`~dupguard.runtime.ToolCallLedger` decides
+   whether the call already ran, by a key that a retry of the same user action reproduces.
+   When the turn has an id (the caller's request or idempotency key), the key is the turn id
+   plus the tool's name, its canonical arguments and how many identical calls came before it
+   in the same attempt — never the model's tool-call id: a model issues new ids every time it
+   is asked again, so a retried turn would not find them. Only without a turn id is the
+   model's id used, and then it dedupes nothing but the *same* assistant message executed
+   again (a stored ``tool_calls`` message replayed without asking the model).
 2. **turn guard** (within one turn): :class:`~dupguard.runtime.TurnToolGuard` replays exact
    duplicates, joins in-flight duplicates (two identical calls in one parallel batch), and
    enforces per-tool and per-turn limits with a model-facing reason.
@@ -19,6 +23,13 @@ A *turn* is one user message → one final answer. :class:`AdapterGuard` scopes 
 (built once, at startup, as frameworks expect) serves many concurrent sessions without one
 session's ``new_round`` wiping another's state. It also owns the optional
 :class:`~dupguard.runtime.InvocationGuard` that keeps two turns off one stateful agent.
+
+An *attempt* is one run of the agent inside a turn (the adapters' ``run``/``protect`` entry
+points open one, through :meth:`AdapterGuard.attempt`). A retry may come as a new turn with
+the same id (a client re-sending the request: the occurrence count starts fresh) or as a
+second run inside the same turn (a retry loop in the handler): a run that starts after the
+turn's previous run raised is a retry, and the occurrence count starts again, so in both
+shapes the retried calls map to the keys of the attempt that failed.
 
 This module never imports an agent framework.
 """
@@ -83,7 +94,9 @@ class Outcome:
 
 @dataclass
 class Turn:
-    """One turn's state: its own ``TurnToolGuard`` and the caller's turn id (if any)."""
+    """One turn's state: its own ``TurnToolGuard``, the caller's turn id (if any), and what
+    the ledger keys need: how often each (tool, arguments) was called in the current attempt,
+    and whether the previous run in this turn failed (then the next run is a retry)."""
 
     guard: TurnToolGuard | None
     turn_id: str | None = None
@@ -91,6 +104,29 @@ class Turn:
     occurrences: dict = field(default_factory=dict)
     serial: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    runs: int = 0
+    retrying: bool = False
+
+    def begin_run(self) -> None:
+        """A run of the agent starts in this turn. Runs nest (a framework entry point calling
+        another: only the outermost counts) and may overlap (runs gathered in one turn). The
+        outermost run starting after the turn's previous run raised is a retry of it: the
+        occurrence count starts again, so its calls get the keys the failed run used. After a
+        run that completed, the count goes on: a further run in the same turn (a team's next
+        step, a second message) is new work, not a retry."""
+        with self.lock:
+            if self.runs == 0 and self.retrying:
+                self.occurrences.clear()
+                self.retrying = False
+            self.runs += 1
+
+    def end_run(self, failed: bool) -> None:
+        """The run started by :meth:`begin_run` ended; ``failed``: it raised (or was
+        cancelled, or its stream was abandoned)."""
+        with self.lock:
+            self.runs -= 1
+            if self.runs == 0:
+                self.retrying = failed
 
 
 _CURRENT: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("dupguard_adapter_turn", default=None)
@@ -142,40 +178,52 @@ class ToolCallGate:
 
     # -- ledger ----------------------------------------------------------------------------------
 
-    def _replay_of(self, decision: Any, name: str) -> Outcome:
+    def _replay_of(self, decision: Any, name: str, derived: bool) -> Outcome:
+        # a key derived from the turn id is not the model's id: name the request instead
+        subject = "with these arguments for this request" if derived else f"as call {decision.call_id!r}"
         reason = (
-            f"Tool call {decision.call_id!r} ('{name}') was already executed; its recorded result "
-            "is repeated below. Do not request it again."
+            f"Tool '{name}' was already executed {subject}; its recorded result is repeated below. "
+            "Do not request it again."
         )
         return Outcome(None, False, "ledger", reason, decision.result)
+
+    def _key(self, name: str, args: Any, call_id: str | None) -> tuple[str | None, bool]:
+        """The ledger key for one call, and whether it was derived from the turn id (see the
+        module docstring): the turn's key whenever the turn has an id, else the model's id."""
+        if self.ledger is None:
+            return None, False
+        derived = _derived_call_id(name, args)
+        return (derived, True) if derived is not None else (call_id or None, False)
 
     def _ledger_begin(self, call_id: str | None, name: str, args: Any) -> tuple[Any, Outcome | None]:
         """Claim ``call_id`` in the ledger: ``(decision, None)`` when the call may go on
         (``decision`` is ``None`` without a ledger or an id), ``(None, outcome)`` when the id
         already ran. A call running in another worker is waited for (polling with backoff up
         to its lease: if that worker dies, its lease expires and this call takes over)."""
-        if self.ledger is None or not call_id:
+        key, derived = self._key(name, args, call_id)
+        if key is None:
             return None, None
         delay = 0.01
         while True:
-            decision = self.ledger.begin(call_id, name, args)
+            decision = self.ledger.begin(key, name, args)
             if decision.action == "execute":
                 return decision, None
             if decision.action == "replay":
-                return None, self._replay_of(decision, name)
+                return None, self._replay_of(decision, name, derived)
             time.sleep(min(delay, max(decision.retry_after, 0.001)))
             delay = min(delay * 2, 0.25)
 
     async def _aledger_begin(self, call_id: str | None, name: str, args: Any) -> tuple[Any, Outcome | None]:
-        if self.ledger is None or not call_id:
+        key, derived = self._key(name, args, call_id)
+        if key is None:
             return None, None
         delay = 0.01
         while True:
-            decision = await self.ledger.abegin(call_id, name, args)
+            decision = await self.ledger.abegin(key, name, args)
             if decision.action == "execute":
                 return decision, None
             if decision.action == "replay":
-                return None, self._replay_of(decision, name)
+                return None, self._replay_of(decision, name, derived)
             await asyncio.sleep(min(delay, max(decision.retry_after, 0.001)))
             delay = min(delay * 2, 0.25)
 
@@ -216,9 +264,11 @@ class ToolCallGate:
         """Decide for one requested call. Returns a :class:`Pending` when the tool must run
         now (then :meth:`Pending.acommit` its result or :meth:`Pending.afail`), otherwise the
         :class:`Outcome` the model must see instead (a replayed result or a reason). An
-        in-flight duplicate waits here, without blocking the loop, for the first call."""
+        in-flight duplicate waits here, without blocking the loop, for the first call.
+
+        ``call_id`` is the model's tool-call id, if the framework exposes one: the ledger uses
+        it only when the current turn has no turn id (see the module docstring)."""
         render = to_text or self.to_text
-        call_id = call_id or _derived_call_id(name, args)
         decision, done = await self._aledger_begin(call_id, name, args)
         if done is not None:
             return self._shown_outcome(done, render)
@@ -251,7 +301,6 @@ class ToolCallGate:
         """Sync :meth:`abegin` (an in-flight duplicate blocks this thread: use it in worker
         threads, not in a running event loop); finish with :meth:`Pending.commit`/``fail``."""
         render = to_text or self.to_text
-        call_id = call_id or _derived_call_id(name, args)
         decision, done = self._ledger_begin(call_id, name, args)
         if done is not None:
             return self._shown_outcome(done, render)
@@ -383,10 +432,11 @@ def _jsonable(value: Any, render: Callable[[Any], str]) -> Any:
 
 
 def _derived_call_id(name: str, args: Any) -> str | None:
-    """A ledger key for frameworks that do not hand the tool its call id: the current turn's
-    id plus the call's name and canonical arguments (and how many identical calls came before
-    in this turn). A retried turn with the same turn id maps to the same keys. Without a turn
-    id there is no stable key, and the ledger is skipped."""
+    """The ledger key of a call in a turn that has an id: the turn's id plus the call's name
+    and canonical arguments, and how many identical calls came before it in this attempt
+    (:meth:`Turn.begin_run`). A retry of the turn with the same turn id — a new turn, or a new
+    run in the same turn after a failed one — maps to the same keys, whatever ids the model
+    gives its calls. Without a turn id there is no such key (``None``)."""
     turn = _CURRENT.get()
     if turn is None or not turn.turn_id:
         return None
@@ -484,7 +534,8 @@ class AdapterGuard:
 
         ``turn_id`` identifies the user action (e.g. the HTTP request's idempotency key): a
         retry of the same action with the same id replays, through the ledger, the tool calls
-        that already ran, also where the framework does not expose tool-call ids."""
+        that already ran. The model's tool-call ids cannot do this (a model asked again issues
+        new ids): without a turn id a retried turn runs its tools again."""
         if self._holds():  # re-entered by the same run (a framework method calling another)
             current = _CURRENT.get()
             if current is not None and current.owner is self:
@@ -522,6 +573,34 @@ class AdapterGuard:
                     yield turn
             finally:
                 _HELD.reset(token)
+
+    @contextlib.asynccontextmanager
+    async def attempt(self, turn_id: str | None = None) -> AsyncIterator[Turn]:
+        """``async with guard.attempt(request_id):`` — one run of the agent: :meth:`turn`
+        (opened here, or the caller's, re-entered), marked as a run so that a run following a
+        failed one in the same turn is recognised as its retry (:meth:`Turn.begin_run`). The
+        adapters' run entry points (``run``, ``stream``, ``protect``) open one; use it yourself
+        around a framework call you make directly inside a retry loop in one :meth:`turn`."""
+        async with self.turn(turn_id) as turn:
+            with _run_of(turn):
+                yield turn
+
+    @contextlib.contextmanager
+    def sync_attempt(self, turn_id: str | None = None) -> Iterator[Turn]:
+        """Sync :meth:`attempt`, over :meth:`sync_turn`."""
+        with self.sync_turn(turn_id) as turn, _run_of(turn):
+            yield turn
+
+
+@contextlib.contextmanager
+def _run_of(turn: Turn) -> Iterator[None]:
+    turn.begin_run()
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        turn.end_run(failed)
 
 
 @contextlib.asynccontextmanager

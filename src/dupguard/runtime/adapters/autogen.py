@@ -7,20 +7,26 @@
     guard = AutoGenGuard(invocation="wait", ledger=ToolCallLedger(scope=session_id))
     agent = guard.protect(AssistantAgent("assistant", model_client=client,
                                          tools=guard.tools([send_email, search])))
+    result = await guard.run(agent, task="email bob", turn_id=request_id)
 
 * :meth:`AutoGenGuard.tools` wraps each tool (a ``FunctionTool``, any ``BaseTool``, or a plain
   function, which becomes a ``FunctionTool``) in a ``BaseTool`` subclass that delegates to it.
   ``run_json(args, cancellation_token, call_id)`` — what the agent's workbench calls, with the
-  model's call id — goes through the gate: the ledger makes each call id execute once (a
-  replayed assistant message with ``tool_calls`` gets the recorded results, seed 001), the
-  turn guard replays identical calls within a turn (AutoGen runs one message's calls
-  concurrently: the second waits for the first's result) and enforces limits with a reason.
+  model's call id — goes through the gate. With a turn id (:meth:`AutoGenGuard.run`, or an
+  enclosing ``guard.turn(request_id)``), the ledger keys each call by the turn plus the tool,
+  its arguments and its occurrence in the run, so a retried task or a redelivered job runs
+  each call once although the model gives the retry's calls new ids; without one it keys by
+  the call id, which only dedupes the same assistant message executed again (its
+  ``tool_calls`` replayed from a stored history). The turn guard replays identical
+  calls within a turn (AutoGen runs one message's calls concurrently: the second waits for the
+  first's result) and enforces limits with a reason.
 * :meth:`AutoGenGuard.protect` holds the invocation guard around ``on_messages`` and
   ``on_messages_stream`` — which ``run``/``run_stream`` and teams call — so two overlapping
   tasks on one agent serialise (``"wait"``) or the second fails fast with
   :class:`~dupguard.runtime.ConcurrentInvocationError` (``"throw"``) before it touches the
-  model context. Each guarded call is one turn. The agent object is patched in place, so it
-  still is an ``AssistantAgent`` for teams and ``isinstance`` checks.
+  model context. Each guarded call is one turn (one attempt, inside an enclosing turn). The
+  agent object is patched in place, so it still is an ``AssistantAgent`` for teams and
+  ``isinstance`` checks.
 
 AutoGen is imported only when tools are wrapped.
 """
@@ -118,6 +124,12 @@ class AutoGenGuard(AdapterGuard):
             out.append(cls(tool, self))
         return out
 
+    async def run(self, agent: Any, *, turn_id: str | None = None, **kwargs: Any) -> Any:
+        """``await agent.run(**kwargs)`` (an agent or a team) as one guarded turn keyed by
+        ``turn_id``, the request's or job's id (one attempt, inside a caller's :meth:`turn`)."""
+        async with self.attempt(turn_id):
+            return await agent.run(**kwargs)
+
     def protect(self, agent: Any) -> Any:
         """Guard every run of ``agent`` (see the module docstring); returns the same agent."""
         if getattr(agent, "_dupguard_protected", None) is self:
@@ -128,12 +140,12 @@ class AutoGenGuard(AdapterGuard):
 
         @functools.wraps(on_messages)
         async def guarded_on_messages(*args: Any, **kwargs: Any) -> Any:
-            async with guard.turn():
+            async with guard.attempt():
                 return await on_messages(*args, **kwargs)
 
         @functools.wraps(on_messages_stream)
         async def guarded_on_messages_stream(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            async with guard.turn():
+            async with guard.attempt():
                 async for item in on_messages_stream(*args, **kwargs):
                     yield item
 

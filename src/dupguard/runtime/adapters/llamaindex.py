@@ -17,12 +17,14 @@
   or ``Context`` shared by mistake is used by one run at a time, or the second run fails with
   ``ConcurrentInvocationError``), gives the turn a fresh turn guard, and awaits
   ``agent.run(...)``.
-* The ledger (cross-turn dedup) is keyed by the model's tool-call id when the agent is built
-  from :meth:`LlamaIndexGuard.agent_class` (LlamaIndex does not hand a tool its call id; the
-  subclass's ``call_tool`` step publishes ``ToolCall.tool_id`` to the tool through a context
-  variable), otherwise by ``turn_id`` (the user action's idempotency key) plus the call's name
-  and arguments: a retried request with the same ``turn_id`` replays the results of tool calls
-  that already ran. Without either there is no stable key and only the turn guard applies.
+* The ledger (cross-turn dedup) is keyed by ``turn_id`` (the user action's request or
+  idempotency key) plus the call's name and arguments: a retried request with the same
+  ``turn_id`` replays the results of tool calls that already ran, whatever ids the model gives
+  them this time. Without a ``turn_id``, an agent built from :meth:`LlamaIndexGuard.agent_class`
+  keys it by the model's tool-call id (LlamaIndex does not hand a tool its call id; the
+  subclass's ``call_tool`` step publishes ``ToolCall.tool_id`` through a context variable) —
+  which only dedupes the same assistant message executed again, since a model asked again
+  issues new ids. Without either only the turn guard applies.
 
 LlamaIndex is imported only when a tool is wrapped.
 """
@@ -187,26 +189,29 @@ class LlamaIndexGuard(AdapterGuard):
     @staticmethod
     def agent_class(base: type) -> type:
         """A subclass of a workflow agent class (``FunctionAgent``, ``ReActAgent``,
-        ``CodeActAgent``…) whose ``call_tool`` step tells the tools the model's tool-call id,
-        so the ledger is keyed by it: ``guard.agent_class(FunctionAgent)(tools=..., llm=...)``.
+        ``CodeActAgent``…) whose ``call_tool`` step tells the tools the model's tool-call id
+        (:func:`current_tool_call_id`): ``guard.agent_class(FunctionAgent)(tools=..., llm=...)``.
+        The ledger uses that id only in runs without a ``turn_id`` (see the module docstring).
         The subclass changes nothing else (one per base class, cached)."""
         if not hasattr(base, "call_tool"):
             raise TypeError(f"{base.__name__} has no call_tool step (not a LlamaIndex workflow agent)")
         return _agent_class(base)
 
     async def run(self, agent: Any, *args: Any, turn_id: str | None = None, **kwargs: Any) -> Any:
-        """``await agent.run(*args, **kwargs)`` as one guarded turn (see the module docstring).
-        Returns the workflow's result (``AgentOutput`` for the built-in agents)."""
-        async with self.turn(turn_id):
+        """``await agent.run(*args, **kwargs)`` as one guarded turn (see the module docstring),
+        or, inside a caller's :meth:`turn`, one attempt of it. Pass the request's id as
+        ``turn_id``. Returns the workflow's result (``AgentOutput`` for the built-in agents)."""
+        async with self.attempt(turn_id):
             handler = agent.run(*args, **kwargs)
             return await handler
 
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Decorator for your own coroutine that drives an agent: the whole call is one turn."""
+        """Decorator for your own coroutine that drives an agent: the whole call is one turn
+        (one attempt, inside a caller's :meth:`turn`), keyed by its ``turn_id=`` keyword."""
 
         @functools.wraps(fn)
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            async with self.turn(kwargs.pop("turn_id", None)):
+            async with self.attempt(kwargs.pop("turn_id", None)):
                 return await fn(*args, **kwargs)
 
         return wrapper

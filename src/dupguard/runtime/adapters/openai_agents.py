@@ -6,16 +6,18 @@
 
     guard = OpenAIAgentsGuard(ledger=ToolCallLedger(store, scope=session_id), invocation="wait")
     agent = Agent(name="assistant", tools=guard.tools([send_email, search]))
-    result = await guard.run(agent, "email bob", session=session)
+    result = await guard.run(agent, "email bob", session=session, turn_id=request_id)
 
 * :meth:`OpenAIAgentsGuard.tools` returns copies of the ``FunctionTool`` s (as made by
-  ``@function_tool``) whose ``on_invoke_tool(ctx, args)`` goes through the gate, keyed by
-  ``ctx.tool_call_id`` — the model's call id. The ledger makes a call id execute once, also
-  when a retried run replays the same model output; the turn guard replays identical calls
-  within a run (the SDK runs a response's tool calls concurrently: the second waits for the
-  first's result) and enforces limits with a reason the model reads. Everything else about the
-  tool (schema, guardrails, approval, timeout, error handling) is the SDK's own: the original
-  invoker still runs inside the gate.
+  ``@function_tool``) whose ``on_invoke_tool(ctx, args)`` goes through the gate. With a
+  ``turn_id`` (the request's id), the ledger keys each call by the turn plus the tool, its
+  arguments and its occurrence in the run, so a retried request runs each call once although
+  the model gives the retry's calls new ``call_id`` s; without one it falls back to
+  ``ctx.tool_call_id``, which only dedupes the same model output executed again. The turn
+  guard replays identical calls within a run (the SDK runs a response's tool calls
+  concurrently: the second waits for the first's result) and enforces limits with a reason the
+  model reads. Everything else about the tool (schema, guardrails, approval, timeout, error
+  handling) is the SDK's own: the original invoker still runs inside the gate.
 * The SDK's ``Agent`` is configuration and safe to share; the state two concurrent runs can
   corrupt is the **session** (conversation history). :meth:`OpenAIAgentsGuard.run` /
   :meth:`run_sync` / :meth:`stream` run one turn under the invocation guard: use one guard per
@@ -75,17 +77,18 @@ class OpenAIAgentsGuard(AdapterGuard):
         return wrapped
 
     async def run(self, agent: Any, input: Any, *, turn_id: str | None = None, **kwargs: Any) -> Any:
-        """``await Runner.run(agent, input, **kwargs)`` as one guarded turn."""
+        """``await Runner.run(agent, input, **kwargs)`` as one guarded turn (one attempt, inside
+        a caller's :meth:`turn`); ``turn_id``: the request's id, which keys the ledger."""
         from agents import Runner
 
-        async with self.turn(turn_id):
+        async with self.attempt(turn_id):
             return await Runner.run(agent, input, **kwargs)
 
     def run_sync(self, agent: Any, input: Any, *, turn_id: str | None = None, **kwargs: Any) -> Any:
         """``Runner.run_sync`` as one guarded turn (call it where no event loop runs)."""
         from agents import Runner
 
-        with self.sync_turn(turn_id):
+        with self.sync_attempt(turn_id):
             return Runner.run_sync(agent, input, **kwargs)
 
     async def stream(self, agent: Any, input: Any, *, turn_id: str | None = None, **kwargs: Any) -> AsyncIterator[Any]:
@@ -93,7 +96,7 @@ class OpenAIAgentsGuard(AdapterGuard):
         held until the stream is exhausted (the run goes on in the background until then)."""
         from agents import Runner
 
-        async with self.turn(turn_id):
+        async with self.attempt(turn_id):
             result = Runner.run_streamed(agent, input, **kwargs)
             async for event in result.stream_events():
                 yield event

@@ -7,9 +7,10 @@ invocation at a time per agent.
 
     guard = StrandsGuard(invocation="wait", ledger=ToolCallLedger(scope=session_id))
     agent = guard.protect(Agent(model=model, tools=[search, send_email], hooks=[guard]))
+    agent("email bob", invocation_state={"turn_id": request_id})
 
 * As a hook provider (``hooks=[guard]``), in ``BeforeToolCallEvent`` it asks the gate
-  (ledger by ``toolUseId``, then the turn guard) and cancels a duplicate with
+  (the ledger, then the turn guard) and cancels a duplicate with
   ``event.cancel_tool`` set to a model-facing text; in ``AfterToolCallEvent`` it records the
   result (so later duplicates replay it) and, for a replayed duplicate, rewrites the
   cancellation's error result into a success result carrying the replayed content, so the
@@ -20,6 +21,11 @@ invocation at a time per agent.
   serialises overlapping invocations (Strands itself can only refuse them), ``"throw"``
   raises :class:`~dupguard.runtime.ConcurrentInvocationError` before the agent touches any
   state. The agent object stays the same object.
+* The ledger key: with a turn id (``invocation_state={"turn_id": ...}`` under ``protect``,
+  or an enclosing ``guard.turn(request_id)``), the turn plus the tool, its input and its
+  occurrence in the invocation, so a retried request runs each call once although the model
+  gives the retry's tool uses new ``toolUseId`` s; without one, the ``toolUseId``, which only
+  dedupes the same message executed again.
 * Identical calls in one model message run concurrently under Strands' default
   ``ConcurrentToolExecutor``: the second waits in its ``BeforeToolCallEvent`` callback (an
   async callback, so the loop keeps running) for the first one's result.
@@ -151,9 +157,11 @@ class StrandsGuard(AdapterGuard):
     # -- invocation guard --------------------------------------------------------------------------
 
     def protect(self, agent: Any) -> Any:
-        """Run every invocation of ``agent`` as one guarded turn (see the module docstring).
-        Returns the same agent. ``turn_id=`` may be passed in ``invocation_state`` to key the
-        ledger for tools without ids (Strands always has ``toolUseId``, so rarely needed)."""
+        """Run every invocation of ``agent`` as one guarded turn (one attempt, inside a
+        caller's :meth:`turn`; see the module docstring). Returns the same agent. Pass the
+        request's id as ``invocation_state={"turn_id": request_id}``: it keys the ledger, so a
+        retried request does not run its tools again (the model's ``toolUseId`` s are new in
+        every retry and cannot)."""
         if getattr(agent, "_dupguard_protected", None) is self:
             return agent
         original = agent.stream_async
@@ -162,7 +170,7 @@ class StrandsGuard(AdapterGuard):
         @functools.wraps(original)
         async def stream_async(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
             state = kwargs.get("invocation_state") or {}
-            async with guard.turn(state.get("turn_id") if isinstance(state, dict) else None):
+            async with guard.attempt(state.get("turn_id") if isinstance(state, dict) else None):
                 async for event in original(*args, **kwargs):
                     yield event
 

@@ -70,7 +70,18 @@ from collections.abc import Generator
 from typing import Any
 
 from ..errors import StoreError
-from . import US, Backend, Claim, Record, _seconds, decode_result, encode_result, lease_lost
+from . import (
+    Backend,
+    Claim,
+    Record,
+    _seconds,
+    check_key,
+    check_payload,
+    decode_result,
+    duration_us,
+    encode_result,
+    lease_lost,
+)
 
 __all__ = ["PostgresBackend", "schema_sql"]
 
@@ -215,17 +226,6 @@ WITH gone AS (
 ) SELECT count(*) FROM gone
 """
         self.sweep_counters = self.sweep_records.replace(rec, ctr)
-
-
-def _text(what: str, value: str) -> str:
-    """PostgreSQL ``text`` holds neither NUL nor lone surrogates: refuse them up front."""
-    if "\x00" in value:
-        raise ValueError(f"PostgresBackend: a {what} cannot contain NUL characters: {value!r}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"PostgresBackend: a {what} must be valid Unicode text: {value!r} ({exc.reason})") from None
-    return value
 
 
 Op = Generator[tuple[str, Any], list, Any]
@@ -504,7 +504,7 @@ class PostgresBackend(Backend):
 
     def _claim_op(self, key: str, lease: float, payload: str | None) -> Op:
         token = secrets.token_hex(8)
-        params = {"key": key, "lease": int(lease * US), "payload": payload, "token": token}
+        params = {"key": key, "lease": duration_us(lease, "lease"), "payload": payload, "token": token}
         for _ in range(_MAX_RETRIES):
             rows = yield self._q.claim, params
             if rows:
@@ -519,7 +519,7 @@ class PostgresBackend(Backend):
         raise StoreError(f"postgres claim of {key!r} kept meeting concurrent changes")
 
     def _complete_op(self, key: str, fence: int, text: str, ttl: float) -> Op:
-        if (yield self._q.complete, {"key": key, "fence": fence, "ttl": int(ttl * US), "result": text}):
+        if (yield self._q.complete, {"key": key, "fence": fence, "ttl": duration_us(ttl, "ttl"), "result": text}):
             return
         rows = yield self._q.get, {"key": key}
         if rows and rows[0][0] == "done" and rows[0][1] == fence:
@@ -527,7 +527,7 @@ class PostgresBackend(Backend):
         raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
 
     def _renew_op(self, key: str, fence: int, lease: float) -> Op:
-        if (yield self._q.renew, {"key": key, "fence": fence, "lease": int(lease * US)}):
+        if (yield self._q.renew, {"key": key, "fence": fence, "lease": duration_us(lease, "lease")}):
             return lease
         rows = yield self._q.get, {"key": key}
         raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
@@ -550,7 +550,7 @@ class PostgresBackend(Backend):
         return Record(state, fence, _seconds(remaining), payload, decode_result(result))
 
     def _incr_op(self, key: str, amount: int, ttl: float | None) -> Op:
-        ttl_us = None if ttl is None else int(ttl * US)
+        ttl_us = None if ttl is None else duration_us(ttl, "ttl")
         ((value,),) = yield self._q.incr, {"key": key, "amount": amount, "ttl": ttl_us}
         return value
 
@@ -571,36 +571,35 @@ class PostgresBackend(Backend):
 
     # ------------------------------------------------------------------ contract
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        _text("key", key)
-        if payload is not None:
-            _text("payload", payload)
+        check_key(key)
+        payload = check_payload(payload)
         claim = self._run(f"claim of {key!r}", self._claim_op(key, lease, payload))
         self._after_claim()
         return claim
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
-        _text("key", key)
+        check_key(key)
         text = self._result_text(result)
         self._run(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
-        _text("key", key)
+        check_key(key)
         released = self._run(f"release of {key!r}", self._release_op(key, fence))
         if released:
             self.waiters.notify(key)
         return released
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
-        _text("key", key)
+        check_key(key)
         return self._run(f"renew of {key!r}", self._renew_op(key, fence, lease))
 
     def get(self, key: str) -> Record | None:
-        _text("key", key)
+        check_key(key)
         return self._run(f"get of {key!r}", self._get_op(key))
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
-        _text("key", key)
+        check_key(key)
         return self._run(f"incr of {key!r}", self._incr_op(key, amount, ttl))
 
     def create_tables(self) -> None:
@@ -620,20 +619,14 @@ class PostgresBackend(Backend):
 
     @staticmethod
     def _result_text(result: Any) -> str:
-        text = encode_result(result)  # TypeError before the store changes
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise TypeError(f"the result cannot be stored as PostgreSQL text: {exc.reason}") from None
-        return text
+        return encode_result(result)  # TypeError before the store changes; never NUL or a lone surrogate
 
     # ------------------------------------------------------------------ async
     async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
         if self._async is None:
             return await super().aclaim(key, lease=lease, payload=payload)
-        _text("key", key)
-        if payload is not None:
-            _text("payload", payload)
+        check_key(key)
+        payload = check_payload(payload)
         claim = await self._arun(f"claim of {key!r}", self._claim_op(key, lease, payload))
         self._claims += 1
         if self.sweep_every and self._claims % self.sweep_every == 0:
@@ -643,7 +636,7 @@ class PostgresBackend(Backend):
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         if self._async is None:
             return await super().acomplete(key, fence, result, ttl=ttl)
-        _text("key", key)
+        check_key(key)
         text = self._result_text(result)
         await self._arun(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
         self.waiters.notify(key)
@@ -651,7 +644,7 @@ class PostgresBackend(Backend):
     async def arelease(self, key: str, fence: int) -> bool:
         if self._async is None:
             return await super().arelease(key, fence)
-        _text("key", key)
+        check_key(key)
         released = await self._arun(f"release of {key!r}", self._release_op(key, fence))
         if released:
             self.waiters.notify(key)
@@ -660,17 +653,17 @@ class PostgresBackend(Backend):
     async def arenew(self, key: str, fence: int, *, lease: float) -> float:
         if self._async is None:
             return await super().arenew(key, fence, lease=lease)
-        _text("key", key)
+        check_key(key)
         return await self._arun(f"renew of {key!r}", self._renew_op(key, fence, lease))
 
     async def aget(self, key: str) -> Record | None:
         if self._async is None:
             return await super().aget(key)
-        _text("key", key)
+        check_key(key)
         return await self._arun(f"get of {key!r}", self._get_op(key))
 
     async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         if self._async is None:
             return await super().aincr(key, amount, ttl=ttl)
-        _text("key", key)
+        check_key(key)
         return await self._arun(f"incr of {key!r}", self._incr_op(key, amount, ttl))

@@ -1,14 +1,16 @@
-"""Shared-state family (DUP1xx): agents, memories and session keys shared by every request."""
+"""DUP101 shared-agent-singleton and DUP102 shared-memory-singleton: a stateful agent or memory
+bound once (module level, class attribute, app state, cached factory) and used by concurrent
+requests. Which objects are shared and where they are used is ``dupguard.semantic.shared``;
+the fix is ``dupguard.codemods.shared_agent_singleton``."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from ..semantic.catalog import Kind
-from ..semantic.model import Model
-from ..semantic.sessions import constant_session_keys
-from ..semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
-from . import Finding, RuleContext, rule
+from ...semantic.catalog import Kind
+from ...semantic.model import Model
+from ...semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
+from .. import Finding, RuleContext, rule
 
 
 def _what(shared: Shared) -> str:
@@ -46,12 +48,13 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
         more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
-        replacement, fix_message = ctx.fix("shared_agent_singleton", model, ctx, shared)
+        replacement, fix_message = ctx.fix(model, ctx, shared)
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
             f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
-            replacement=replacement, fix_message=fix_message,
+            replacement=replacement,
+            fix_message=fix_message,
         )
 
 
@@ -71,34 +74,23 @@ def _holds(agent: Shared, memory: Shared) -> bool:
     return call is not None and any(arg.dotted == memory.label for arg in call.args)
 
 
-@rule("DUP101")
+@rule("DUP101", name="shared-agent-singleton", fix="shared_agent_singleton", safety="unsafe")
 def shared_agent_singleton(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     return _shared_findings(
-        model, ctx, Kind.AGENT,
+        model,
+        ctx,
+        Kind.AGENT,
         "build the agent per request, or keep one per session with "
         "`dupguard.runtime.SessionRegistry` and serialise it with `InvocationGuard`",
     )
 
 
-@rule("DUP102")
+@rule("DUP102", name="shared-memory-singleton", fix="shared_agent_singleton", safety="unsafe")
 def shared_memory_singleton(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     return _shared_findings(
-        model, ctx, Kind.MEMORY,
+        model,
+        ctx,
+        Kind.MEMORY,
         "every user writes to one history; create the memory per request or keep one per "
         "session id with `dupguard.runtime.SessionRegistry`",
     )
-
-
-@rule("DUP103")
-def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
-    for key, use in constant_session_keys(model):
-        fn = use.function if use is not None else key.function
-        where = f"`{fn.name if fn else 'module code'}`"
-        if use is not None:
-            where += f", line {ctx.line(use.node)}"
-        yield Finding(
-            key.value,
-            f"`{key.key}` is the constant {getattr(key.value, 'value', 'string')} in code that runs per "
-            f"request ({where}): every user shares one conversation and replays its tool calls; derive "
-            f"`{key.key}` from the request (user or session id)",
-        )

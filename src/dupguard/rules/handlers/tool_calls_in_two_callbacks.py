@@ -1,4 +1,4 @@
-"""Event callbacks that execute tool calls (DUP403).
+"""DUP403 tool-calls-in-two-callbacks: event callbacks that each execute the same tool calls.
 
 A streaming client delivers the same tool call twice: once as it streams (deltas, a
 "tool call done" event) and once in the final assembled message or the catch-all event. When
@@ -11,12 +11,13 @@ callbacks that see the same tool call from two different events.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .lifetimes import has_membership_test, names_in
-from .model import Call, Function, Model, string_value
+from ...semantic.lifetimes import has_membership_test, names_in
+from ...semantic.model import Call, Function, Model, string_value
+from .. import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -207,3 +208,16 @@ def double_executions(model: Model) -> Iterator[tuple[ToolCallback, ToolCallback
                         reported.add(id(later.execution.node))
                         yield earlier, later
                     break
+
+
+@rule("DUP403", name="tool-calls-in-two-callbacks")
+def tool_calls_in_two_callbacks(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for earlier, later in double_executions(model):
+        owner = f" of `{later.function.class_name}`" if later.function.class_name else ""
+        yield Finding(
+            later.execution.node,
+            f"`{later.function.name}` executes tool calls, and so does `{earlier.function.name}` "
+            f"(line {ctx.line(earlier.execution.node)}){owner}: both events carry the same tool call, "
+            "so each tool runs twice; execute tools from one canonical event (the final assembled "
+            "message) or skip ids already run (`dupguard.runtime.ToolCallLedger`)",
+        )

@@ -1,6 +1,7 @@
-"""Completion order: tool results written to a history as they finish, not as requested.
+"""DUP203 unordered-tool-results: tool results written to a history as they finish, not as
+requested.
 
-Two shapes (seed 002): a loop over ``as_completed(...)`` that appends to a history, and a
+Two shapes: a loop over ``as_completed(...)`` that appends to a history, and a
 task function started by ``asyncio.gather``/``create_task``/an executor that appends to a
 history it does not own. Either way the history's order depends on timing, and a result can
 land after the next model call has started.
@@ -8,11 +9,12 @@ land after the next model call has started.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from .fanout import _is_async_fanout, _is_thread_fanout
-from .history import APPEND_METHODS, looks_like_history
-from .model import Call, Function, Model
+from ...semantic.fanout import _is_async_fanout, _is_thread_fanout
+from ...semantic.history import APPEND_METHODS, looks_like_history
+from ...semantic.model import Call, Function, Model
+from .. import Finding, RuleContext, rule
 
 COMPLETION_ORDER = {"asyncio.as_completed", "concurrent.futures.as_completed", "anyio.as_completed"}
 
@@ -76,3 +78,14 @@ def unordered_writes(model: Model) -> Iterator[tuple[Call, str]]:
             owned = local is not None and local.function is fn
             if not owned:
                 yield call, f"from inside the parallel task `{fn.name}`"
+
+
+@rule("DUP203", name="unordered-tool-results")
+def unordered_tool_results(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for call, why in unordered_writes(model):
+        yield Finding(
+            call.node,
+            f"`{call.receiver}.{call.method}(...)` writes parallel results {why}: the history's order "
+            "depends on timing and a late result can be injected into the next turn; collect the batch "
+            "with `dupguard.runtime.run_batch` (results in request order, late ones to the orphan buffer)",
+        )

@@ -1,4 +1,4 @@
-"""Jobs that can be delivered twice, running agents (DUP504).
+"""DUP504 queue-without-lease: jobs that can be delivered twice, running agents.
 
 Two shapes hand one chat turn to a second worker:
 
@@ -25,55 +25,22 @@ greenstalk ``reserve``/``touch``; redis-py ``xreadgroup``/``xack``, ``blmove``/`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import entrypoints as ep
-from .model import Call, Decorator, Function, Model
-from .runs import Run, call_guarded, call_index, guarded_in, helper_runs, once_context, run_at
+from ...semantic import entrypoints as ep
+from ...semantic.jobs import QUEUE_TAKES, REDELIVERING_TAKES, queue_like
+from ...semantic.model import Call, Decorator, Function, Model
+from ...semantic.runs import Run, call_guarded, call_index, guarded_in, helper_runs, once_context, run_at
+from .. import Finding, RuleContext, rule
+from . import where
 
 if TYPE_CHECKING:
     import libcst as cst
 
-# take methods whose broker redelivers what is not acknowledged in time
-REDELIVERING_TAKES = {
-    "receive_message",
-    "receive_messages",
-    "xreadgroup",
-    "basic_get",
-    "brpoplpush",
-    "blmove",
-    "rpoplpush",
-    "lmove",
-}
-# take methods that are generic names: the receiver must look like a queue
-QUEUE_TAKES = {"reserve", "pull", "get", "get_nowait", "dequeue", "pop", "fetch", "receive"}
-# of those, the ones that redeliver on their own (beanstalkd TTR, Pub/Sub ack deadline)
+# of the generic take methods (QUEUE_TAKES), the ones that redeliver on their own (beanstalkd TTR, Pub/Sub ack deadline)
 REDELIVERING_QUEUE_TAKES = {"reserve", "pull", "receive"}
-QUEUE_WORDS = {
-    "q",
-    "sqs",
-    "queue",
-    "queues",
-    "job",
-    "jobs",
-    "task",
-    "tasks",
-    "inbox",
-    "beanstalk",
-    "beanstalkd",
-    "tube",
-    "consumer",
-    "subscriber",
-    "subscription",
-    "sub",
-    "broker",
-    "mq",
-    "work",
-    "worklist",
-    "backlog",
-}
 ACK_METHODS = {
     "ack",
     "acknowledge",
@@ -136,11 +103,6 @@ class Redelivery:
 # ----------------------------------------------------------------------------- consumers
 
 
-def _queue_like(text: str) -> bool:
-    last = text.replace("()", "").replace("[]", "").rsplit(".", 1)[-1].lower()
-    return any(token in QUEUE_WORDS for token in last.split("_"))
-
-
 def _in_process(model: Model, call: Call) -> bool:
     receiver = call.receiver or ""
     if "." in receiver or "(" in receiver:
@@ -163,24 +125,12 @@ def _take_kind(model: Model, call: Call) -> str | None:
             return None
     if method in REDELIVERING_TAKES:
         return "redelivers"
-    if method in QUEUE_TAKES and _queue_like(call.receiver) and not _in_process(model, call):
+    if method in QUEUE_TAKES and queue_like(call.receiver) and not _in_process(model, call):
         positional = [a for a in call.args if a.keyword is None]
         if method in ("get", "pop") and positional:
             return None  # dict.get(key), list.pop(i)
         return "redelivers" if method in REDELIVERING_QUEUE_TAKES else "needs-ack"
     return None
-
-
-def takes_jobs(model: Model, call: Call) -> bool:
-    """Does this call take a job from a queue (any queue, in-process ones included)?"""
-    if not call.method or not call.receiver:
-        return False
-    if call.method in REDELIVERING_TAKES:
-        return True
-    positional = [a for a in call.args if a.keyword is None]
-    return (
-        call.method in QUEUE_TAKES and _queue_like(call.receiver) and not (call.method in ("get", "pop") and positional)
-    )
 
 
 def _same_turn(take: Call, call: Call) -> bool:
@@ -313,4 +263,22 @@ def redeliveries(model: Model) -> Iterator[Redelivery]:
     yield from redelivering_tasks(model)
 
 
-__all__ = ["Redelivery", "consumers", "redeliveries", "redelivering_tasks", "run_at"]
+@rule("DUP504", name="queue-without-lease")
+def queue_without_lease(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for item in redeliveries(model):
+        if item.shape == "consumer":
+            head = (
+                f"{item.why} takes a job with no lease, then {where(ctx, item.run)} runs it: a job "
+                "redelivered while the agent is still running (or after the worker died) is run again "
+                "by another worker, tools included"
+            )
+        else:
+            head = (
+                f"this task runs {where(ctx, item.run)} and is delivered again by {item.why}, with no "
+                "idempotency check: the second delivery re-runs every tool the first one called"
+            )
+        yield Finding(
+            item.node,
+            f"{head}; hold `dupguard.runtime.turn_lease(backend, turn_key)` around the run (one owner "
+            "per chat turn, renewed while it runs), or check `already_processed(job_id)` first",
+        )

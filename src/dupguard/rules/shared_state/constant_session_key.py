@@ -1,15 +1,19 @@
-"""Conversation keys: literal ``thread_id`` / ``session_id`` values reached from per-request code.
+"""DUP103 constant-session-key: literal ``thread_id`` / ``session_id`` values reached from
+per-request code.
 
 A checkpointer or session store keyed by a constant is one conversation for every user: the
 graph resumes the previous user's pending tool calls. Literal keys count when they appear in
-a handler or worker, or in a module-level config dict that a handler passes to a call.
+a handler or worker, or in a module-level config dict that a handler passes to a call. The
+model records the literal keys (``Model.constant_keys``); this module decides which of them
+per-request code reaches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from .model import Call, ConstantKey, Model
+from ...semantic.model import Call, ConstantKey, Model
+from .. import Finding, RuleContext, rule
 
 
 def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
@@ -66,3 +70,18 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
                     ),
                     None,
                 )
+
+
+@rule("DUP103", name="constant-session-key")
+def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for key, use in constant_session_keys(model):
+        fn = use.function if use is not None else key.function
+        where = f"`{fn.name if fn else 'module code'}`"
+        if use is not None:
+            where += f", line {ctx.line(use.node)}"
+        yield Finding(
+            key.value,
+            f"`{key.key}` is the constant {getattr(key.value, 'value', 'string')} in code that runs per "
+            f"request ({where}): every user shares one conversation and replays its tool calls; derive "
+            f"`{key.key}` from the request (user or session id)",
+        )
