@@ -367,3 +367,35 @@ def test_a_request_body_over_the_limit_gets_413():
     app = IdempotencyMiddleware(endpoint, MemoryBackend(), max_request_bytes=100)
     assert post(app, body=b"x" * 101).status_code == 413
     assert endpoint.calls == 0
+
+
+def test_a_store_lost_after_the_request_ran_does_not_hold_its_response_back(make_redis_server):
+    """The response goes out after a second of trying to record it; the middleware keeps
+    trying (until the lease would end) only after the client has it."""
+    server = make_redis_server()
+    store = RedisBackend(server.url, socket_timeout=0.5)
+
+    async def endpoint(scope, receive, send):
+        server.kill()  # the store goes away while the request runs
+        await send({"type": "http.response.start", "status": 201, "headers": []})
+        await send({"type": "http.response.body", "body": b"done"})
+
+    app = IdempotencyMiddleware(endpoint, store, lease=3.0)
+    sent: list[tuple[float, dict]] = []
+    requests = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+    async def receive():
+        return requests.pop() if requests else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append((time.monotonic(), message))
+
+    headers = [(b"idempotency-key", b"k-lost")]
+    scope = {"type": "http", "method": "POST", "path": "/pay", "query_string": b"", "headers": headers}
+    started = time.monotonic()
+    asyncio.run(app(scope, receive, send))
+    returned = time.monotonic() - started
+    assert [m["type"] for _, m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[-1][1]["body"] == b"done"
+    assert sent[-1][0] - started < 2.0  # out after about a second, not after the 3 s lease
+    assert returned >= 2.5  # and the middleware went on trying to record it afterwards

@@ -15,8 +15,9 @@ For each request with a key, in any worker or host sharing ``store``:
   under a lease that a heartbeat renews (a worker that dies stops renewing; after ``lease``
   seconds another request with the key runs it);
 * a **duplicate while it runs** waits for it and then gets its response
-  (``on_in_progress="wait"``, at most ``wait_timeout`` seconds), or gets ``409 Conflict`` with
-  ``Retry-After`` (``"conflict"``);
+  (``on_in_progress="wait"``, at most ``wait_timeout`` seconds; if the first one fails and
+  gives the key back, the waiting duplicate runs the request itself), or gets
+  ``409 Conflict`` with ``Retry-After`` (``"conflict"``);
 * a **duplicate after it finished** gets the stored status, headers and body, byte for byte,
   plus ``Idempotent-Replayed: true``, for ``ttl`` seconds;
 * the same key with a **different request** (method, path, query string and body are
@@ -50,8 +51,9 @@ authenticates. Without it (or when it returns ``None``) keys are global.
 
 Store failures answer ``503`` with ``Retry-After: 1`` before the request runs (fail closed:
 running it without the guard could run it twice). If the store fails *after* the request
-ran, the response is still sent and the failure is logged; the key then runs again once its
-lease expires.
+ran, the response is sent after a second of trying to record it, and the middleware goes on
+trying until ``lease`` seconds have passed; if it never succeeds the failure is logged and
+the key runs again once its lease expires.
 """
 
 from __future__ import annotations
@@ -388,7 +390,14 @@ class IdempotencyMiddleware:
                     capture.body.append(bytes(chunk))
                 if not message.get("more_body", False):
                     capture.finished = True
-                    await self._settle(lease, capture)  # before the last chunk leaves
+                    # before the last chunk leaves, so a client holding the whole response finds
+                    # it stored; a store that does not answer within a second does not hold the
+                    # response back: the recording goes on after it was sent
+                    record = await self._settle(lease, capture)
+                    if record is not None:
+                        await send(message)
+                        await self._record(lease, record, time.monotonic() + self.lease)
+                        return
             await send(message)
 
         try:
@@ -400,12 +409,13 @@ class IdempotencyMiddleware:
         if not capture.finished:  # the app returned without completing a response
             await self._give_back(lease)
 
-    async def _settle(self, lease: Lease, capture: _Capture) -> None:
-        """Store the response for replay, or release the key so a retry runs again."""
+    async def _settle(self, lease: Lease, capture: _Capture) -> dict[str, Any] | None:
+        """Store the response for replay, or release the key so a retry runs again. Returns the
+        record when the store did not take it within a second (the caller keeps trying)."""
         status = capture.status
         if status >= 500 or not self.keep_response(status):
             await self._give_back(lease)
-            return
+            return None
         if capture.oversize:
             record: dict[str, Any] = {"v": _VERSION, "status": status, "unstored": True}
         else:
@@ -416,24 +426,31 @@ class IdempotencyMiddleware:
                 "body": base64.b64encode(b"".join(capture.body)).decode("ascii"),
             }
         await lease.astop()
-        deadline = time.monotonic() + self.lease
+        if await self._record(lease, record, time.monotonic() + min(1.0, self.lease), final=False):
+            return None
+        return record
+
+    async def _record(self, lease: Lease, record: dict[str, Any], deadline: float, *, final: bool = True) -> bool:
+        """Complete the key with ``record``, retrying store failures until ``deadline`` (the
+        request ran: its response must be found by retries). True once settled either way."""
         delay = 0.05
         while True:
             try:
                 await lease.backend.acomplete(lease.key, lease.fence, record, ttl=self.ttl)
-                return
+                return True
             except LeaseLost as exc:  # another worker took over after our lease ran out
                 log.warning("dupguard: response for %r not stored: %s", lease.key, exc)
-                return
-            except TypeError as exc:  # the store refused the record's size: keep the key done
+                return True
+            except TypeError as exc:  # the store refused the record (its size): keep the key done
                 if record.get("unstored"):
                     log.warning("dupguard: response for %r not stored: %s", lease.key, exc)
-                    return
-                record = {"v": _VERSION, "status": status, "unstored": True}
-            except StoreError as exc:  # the request ran: keep trying to record it, for a while
+                    return True
+                record = {"v": _VERSION, "status": record["status"], "unstored": True}
+            except StoreError as exc:
                 if time.monotonic() + delay > deadline:
-                    log.error("dupguard: response for %r not stored, the key may run again: %s", lease.key, exc)
-                    return
+                    if final:
+                        log.error("dupguard: response for %r not stored, the key may run again: %s", lease.key, exc)
+                    return final
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
