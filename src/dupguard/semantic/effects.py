@@ -13,9 +13,9 @@ calls in the tool's own body (``requests.post``, ``smtp.sendmail``). Three effec
   run with the same arguments leaves what the first left (idempotent by nature);
 * ``read``: lookups, searches, computations.
 
-The vocabulary starts from the runtime's own list of state-changing verbs
-(``dupguard.runtime.similarity.DANGEROUS_STEMS``), split into the two kinds of writes, less
-the verbs that as often name reads or things. The first verb of a name decides
+The vocabulary (``semantic.vocabulary``, "tool effects") starts from the runtime's own list
+of state-changing verbs (``dupguard.runtime.similarity.DANGEROUS_STEMS``), split into the two
+kinds of writes, less the verbs that as often name reads or things. The first verb of a name decides
 (``get_order_status`` reads, ``send_order`` writes); a name with no known verb is *unknown*,
 and every rule treats unknown as "not shown to write" or "not shown to read", whichever keeps
 it quiet.
@@ -27,174 +27,22 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..runtime.similarity import DANGEROUS_STEMS
 from ..runtime.similarity import _stem as stem
+from .guards import idempotent_in
 from .model import Call, Function, Model, string_value
-from .runs import guarded_in
+from .vocabulary import (
+    BODY_WRITE_METHODS,
+    IDEMPOTENCY_HEADER,
+    IDEMPOTENCY_KEYWORDS,
+    NOISE,
+    OVERWRITE_STEMS,
+    READ_STEMS,
+    WRITE_STEMS,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
 
-# Stems of DANGEROUS_STEMS that as often name a read or a thing: ``run_query``, ``execute_sql``
-# (a SELECT as often as not), ``get_order``'s "order", ``book_search``, ``block_info``, ``ban``,
-# and the calculator's ``add``.
-AMBIGUOUS_STEMS = frozenset({"run", "execut", "order", "book", "lock", "block", "ban", "unlock", "add"})
-# Verbs that set a state: running them again with the same arguments changes nothing more.
-OVERWRITE_STEMS = frozenset(
-    {
-        "delet",
-        "remov",
-        "drop",
-        "destroy",
-        "purg",
-        "wip",
-        "eras",
-        "truncat",
-        "deactivat",
-        "disabl",
-        "enabl",
-        "suspend",
-        "kill",
-        "terminat",
-        "cancel",
-        "revok",
-        "approv",
-        "reject",
-        "deny",
-        "overwrit",
-        "replac",
-        "reset",
-        "updat",
-        "modif",
-        "edit",
-        "chang",
-        "writ",
-        "archiv",
-        "unarchiv",
-        "restor",
-        "migrat",
-        "deploy",
-        "rollback",
-        "revert",
-        "merg",
-        "unpublish",
-        "shutdown",
-        "restart",
-        "reboot",
-        "grant",
-        "put",
-        "patch",
-        "sav",
-        "set",
-        "upsert",
-        "mov",
-        "renam",
-        "clos",
-        "assign",
-        "unsubscrib",
-        "confirm",
-        "mark",
-    }
-)
-# Verbs whose every run makes something new (an HTTP POST, a message, money moved, a booking),
-# beyond the runtime's list.
-MORE_WRITE_STEMS = frozenset(
-    {
-        "post",
-        "submit",
-        "upload",
-        "commit",
-        "push",
-        "tweet",
-        "reply",
-        "repli",
-        "invit",
-        "schedul",
-        "purchas",
-        "place",
-        "enrol",
-        "enroll",
-        "register",
-        "subscrib",
-        "sms",
-        "trad",
-        "withdraw",
-        "deposit",
-        "escalat",
-        "apply",
-        "appli",
-        "reserv",
-        "comment",
-        "append",
-    }
-)
-WRITE_STEMS = ((DANGEROUS_STEMS - AMBIGUOUS_STEMS) | MORE_WRITE_STEMS) - OVERWRITE_STEMS
-READ_STEMS = frozenset(
-    {
-        "get",
-        "fetch",
-        "search",
-        "find",
-        "lookup",
-        "look",
-        "list",
-        "read",
-        "query",
-        "queri",
-        "retriev",
-        "check",
-        "calculat",
-        "calcul",
-        "comput",
-        "summariz",
-        "summar",
-        "analyz",
-        "analys",
-        "brows",
-        "scrap",
-        "crawl",
-        "count",
-        "describ",
-        "explain",
-        "translat",
-        "compar",
-        "validat",
-        "view",
-        "show",
-        "load",
-        "inspect",
-        "estimat",
-        "forecast",
-        "recommend",
-        "answer",
-        "rank",
-        "classify",
-        "classifi",
-        "extract",
-        "pars",
-        "convert",
-        "format",
-        "verify",
-        "verifi",
-        "resolv",
-        "grep",
-        "detect",
-        "predict",
-        "evaluat",
-        "score",
-        "plan",
-        "think",
-        "reason",
-        "render",
-        "preview",
-        "download",
-    }
-)
-# Tokens that say nothing about the effect (``refund_tool``, ``aget_weather``, ``do_send``).
-NOISE = frozenset({"tool", "tools", "fn", "func", "function", "async", "a", "do", "try", "safe", "my", "the", "impl"})
-# Calls in a tool's body that make something new, whatever the tool is called: an HTTP POST, a
-# message sent (``put``/``patch``/``delete`` set a state; a ``commit`` says nothing of what).
-BODY_WRITE_METHODS = frozenset({"post", "send", "sendmail", "send_message", "send_email", "insert_one"})
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -254,13 +102,9 @@ class ToolRef:
             text = f"{dec.dotted or ''} {dec.callee or ''}".lower()
             if "idempot" in text or "once" in text:
                 return True
-        if guarded_in(model, fn):
+        if idempotent_in(model, fn):
             return True
         return any(_sends_idempotency_key(call) for call in fn.calls)
-
-
-IDEMPOTENCY_KEYWORDS = ("idempotency_key", "idempotencykey", "idempotence_key", "dedupe_key", "dedup_key")
-IDEMPOTENCY_HEADER = re.compile(r"idempoten(cy|ce)[-_]?key", re.IGNORECASE)
 
 
 def _sends_idempotency_key(call: Call) -> bool:

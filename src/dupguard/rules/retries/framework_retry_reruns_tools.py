@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from ...semantic.catalog import RetrySetting
 from ...semantic.effects import ToolRef, is_test_module, tool_label, tools_of, writes_without_guard
 from ...semantic.model import Arg, Call, Model
+from ...semantic.nodes import code_of, names_in
 from .. import Finding, RuleContext, rule
 
 
@@ -69,8 +70,6 @@ def _middleware_consumer(model: Model, call: Call) -> Call | None:
     for outer in reversed(call.outer):
         if outer.kw("middleware") is not None:
             return outer
-    from ...semantic.runs import names_in
-
     target = next((b.target for b in model.bindings if b.value_call is call), None)
     if target is None:
         return None
@@ -146,7 +145,7 @@ def _runnable_tools(model: Model, built: Call) -> list[ToolRef] | None:
     """The tools a runnable runs: an agent constructor's ``tools``, or, for a compiled graph,
     the tools of the tool nodes built in this module. A chat model or a chain runs none."""
     from ...semantic.catalog import Kind
-    from ...semantic.runs import LLM_ONLY, TOOL_NODE_CALLEES
+    from ...semantic.catalog_data import LLM_ONLY, TOOL_NODE_CALLEES
 
     if built.method == "compile":
         nodes = [c for c in model.calls if c.callee in TOOL_NODE_CALLEES and c.callee.endswith("ToolNode")]
@@ -163,9 +162,7 @@ def _runnable_tools(model: Model, built: Call) -> list[ToolRef] | None:
 
 
 def _code(node) -> str:
-    import libcst as cst
-
-    text = cst.Module(body=[]).code_for_node(node).strip()
+    text = code_of(node)
     return text if len(text) <= 40 and "\n" not in text else text[:37].split("\n")[0] + "..."
 
 

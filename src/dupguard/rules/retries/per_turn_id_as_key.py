@@ -21,46 +21,26 @@ module-level container (``if call.id in PROCESSED: continue``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ...semantic.effects import is_test_module
+from ...semantic.guards import is_guard_call
 from ...semantic.model import Call, Function, Model, string_value
+from ...semantic.nodes import code_of, comparison_parts
+from ...semantic.vocabulary import (
+    CLAIM_METHODS,
+    ID_HOLDERS,
+    IDEMPOTENCY_HEADER,
+    KEY_KEYWORDS,
+    LOCK_NAME_RE,
+    PER_TURN_NAMES,
+)
 from .. import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst
 
-# Names of per-turn ids, compared lowercased without underscores: OpenAI ``tool_call_id`` and
-# the Responses API's ``call_id``, Anthropic/Bedrock ``tool_use_id``/``toolUseId``, Gemini/ADK
-# ``function_call_id`` and ``invocation_id``, the Responses API's ``response_id``.
-PER_TURN_NAMES = frozenset({"toolcallid", "callid", "tooluseid", "functioncallid", "invocationid", "responseid"})
-# Objects whose ``.id`` / ``["id"]`` is a per-turn id: a tool call (``tool_call``, ``tc``,
-# ``call``, ``function_call``, ``fc``), an Anthropic ``tool_use`` block, a model response.
-ID_HOLDERS = frozenset(
-    {"toolcall", "tc", "call", "tooluse", "functioncall", "fc", "fncall", "response", "resp", "completion"}
-)
-# Keyword arguments that carry a key deciding whether work runs (SQS ``MessageDeduplicationId``
-# included), compared lowercased without underscores.
-KEY_KEYWORDS = frozenset(
-    {
-        "idempotencykey",
-        "idempotencekey",
-        "dedupekey",
-        "dedupkey",
-        "dedupeid",
-        "dedupid",
-        "deduplicationid",
-        "messagededuplicationid",
-        "lockkey",
-        "lockname",
-        "lockid",
-    }
-)
-IDEMPOTENCY_HEADER = re.compile(r"idempoten(cy|ce)[-_]?key", re.IGNORECASE)
-# Atomic claims of a key in a store (Redis ``SETNX``/``HSETNX``/``SADD``, membership reads).
-CLAIM_METHODS = frozenset({"setnx", "hsetnx", "sadd", "sismember", "set_if_absent", "add_if_absent"})
 RUNTIME_KEYED = {
     # dupguard.runtime: callee suffix → index of the key among the positional arguments
     "Idempotency.run": 0,
@@ -68,7 +48,6 @@ RUNTIME_KEYED = {
     "turn_lease": 1,
     "aturn_lease": 1,
 }
-_LOCK_NAME = re.compile(r"(^|_)lock(s|_|$)|Lock$|^lock", re.IGNORECASE)
 
 
 def _norm(name: str) -> str:
@@ -84,12 +63,6 @@ def _holder(node: cst.CSTNode) -> bool:
     if type(node) is cst.Name:
         return _norm(node.value) in ID_HOLDERS
     return False
-
-
-def _code(node: cst.CSTNode) -> str:
-    import libcst as cst
-
-    return cst.Module(body=[]).code_for_node(node).strip()
 
 
 def per_turn_id(model: Model, node: cst.CSTNode, scope: Function | None, follow: bool = True) -> str | None:
@@ -113,14 +86,14 @@ def per_turn_id(model: Model, node: cst.CSTNode, scope: Function | None, follow:
             continue
         if type(n) is cst.Attribute:
             if _norm(n.attr.value) in PER_TURN_NAMES or (n.attr.value == "id" and _holder(n.value)):
-                return _code(n)
+                return code_of(n)
             stack.append(n.value)
             continue
         if type(n) is cst.Subscript:
             index = n.slice[0].slice if len(n.slice) == 1 else None
             key = string_value(index.value) if type(index) is cst.Index else None
             if isinstance(key, str) and (_norm(key) in PER_TURN_NAMES or (key == "id" and _holder(n.value))):
-                return _code(n)
+                return code_of(n)
         if type(n) is cst.Lambda:
             stack.append(n.body)
             continue
@@ -165,8 +138,6 @@ def _call_keys(model: Model, call: Call) -> Iterator[tuple[cst.CSTNode, str]]:
     """(key expression, what it keys) for every key this call is given."""
     import libcst as cst
 
-    from ...semantic.runs import is_guard_call
-
     found = _runtime_key(model, call)
     if found is not None:
         yield found
@@ -184,12 +155,12 @@ def _call_keys(model: Model, call: Call) -> Iterator[tuple[cst.CSTNode, str]]:
         for arg in call.args:
             yield arg.node, f"the claim `{call.func}(...)`"
         return
-    if _LOCK_NAME.search(last or "") and "block" not in (last or "").lower() and call.args:
+    if LOCK_NAME_RE.search(last or "") and "block" not in (last or "").lower() and call.args:
         yield call.args[0].node, f"the lock `{call.func}(...)`"
         return
     if call.method == "setdefault" and len(call.args) == 2:
         value = model.call_for_node(call.args[1].node) if type(call.args[1].node) is cst.Call else None
-        if value is not None and _LOCK_NAME.search((value.func or "").rsplit(".", 1)[-1]):
+        if value is not None and LOCK_NAME_RE.search((value.func or "").rsplit(".", 1)[-1]):
             yield call.args[0].node, f"the lock table `{call.receiver}`"
         return
     runtime = (call.callee or "").startswith("dupguard.runtime") or _ledger(model, call)
@@ -223,21 +194,6 @@ def _header_keys(model: Model, node: cst.CSTNode, scope: Function | None) -> Ite
 # ----------------------------------------------------------------------------- membership tests
 
 
-def _comparisons(node: cst.CSTNode) -> Iterator[tuple[str, cst.CSTNode, cst.CSTNode]]:
-    import libcst as cst
-
-    if type(node) is cst.Comparison:
-        left = node.left
-        for target in node.comparisons:
-            yield type(target.operator).__name__, left, target.comparator
-            left = target.comparator
-    elif type(node) is cst.UnaryOperation:
-        yield from _comparisons(node.expression)
-    elif type(node) is cst.BooleanOperation:
-        yield from _comparisons(node.left)
-        yield from _comparisons(node.right)
-
-
 def _process_wide(model: Model, container: cst.CSTNode, scope: Function | None) -> str | None:
     """The name of a container that outlives the call: bound at module level (and not
     rebound in the function), or a lock table."""
@@ -260,18 +216,20 @@ def _membership_keys(model: Model) -> Iterator[tuple[cst.CSTNode, str, Function 
     exit (``if call.id in PROCESSED: continue``) or of an ``if`` whose body does the work
     (``if call.id not in PROCESSED: run(...)``). The other way round (``if id not in
     PENDING: raise``) looks an id up, which is correlation."""
+    import libcst as cst
+
     seen: set[int] = set()
-    tests: list[tuple[cst.CSTNode, str, Function | None]] = []
+    tests: list[tuple[cst.CSTNode, type, Function | None]] = []
     for fn in model.functions:
-        tests += [(t, "In", fn) for t in fn.exit_tests]
+        tests += [(t, cst.In, fn) for t in fn.exit_tests]
     for call in model.calls:
-        tests += [(t, "NotIn", call.function) for t in call.conditions]
+        tests += [(t, cst.NotIn, call.function) for t in call.conditions]
     for test, operator, scope in tests:
         if id(test) in seen:
             continue
         seen.add(id(test))
-        for op, left, right in _comparisons(test):
-            if op != operator:
+        for op, left, right in comparison_parts(test):
+            if op is not operator:
                 continue
             name = _process_wide(model, right, scope)
             if name is not None:

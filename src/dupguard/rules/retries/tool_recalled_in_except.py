@@ -24,21 +24,13 @@ from typing import TYPE_CHECKING
 
 from ...semantic.effects import is_test_module
 from ...semantic.model import Call, Model
-from ...semantic.runs import TOOL_OBJECT_METHODS, names_in, tool_execution
+from ...semantic.nodes import code_of, names_in
+from ...semantic.runs import tool_execution
+from ...semantic.vocabulary import BEFORE_THE_BODY, MORE_TOOL_METHODS, TOOL_DECORATORS, TOOL_OBJECT_METHODS
 from .. import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst
-
-# Exceptions raised before a tool's body runs: argument validation (pydantic, JSON), a call
-# that does not fit the signature. A handler that catches only these retries a call that never
-# started.
-BEFORE_THE_BODY = frozenset({"ValidationError", "JSONDecodeError", "TypeError", "ArgumentError", "ToolInputError"})
-# Decorators that register a function as a tool (last name), for tools without a catalog entry.
-TOOL_DECORATORS = frozenset({"tool", "function_tool", "tool_plain", "kernel_function", "register_tool"})
-# Methods that run a tool object beyond those runs.tool_execution knows (a CrewAI/LangChain
-# tool's wrapped ``func``, LangChain's ``_run``).
-MORE_TOOL_METHODS = frozenset({"func", "coroutine", "_run", "_arun"})
 
 
 def _registered_tools(model: Model) -> set[str]:
@@ -89,8 +81,6 @@ def _caught(handler: cst.CSTNode) -> set[str]:
 
 
 def _shares_arguments(first: Call, second: Call) -> bool:
-    import libcst as cst
-
     left: set[str] = set()
     right: set[str] = set()
     for arg in first.args:
@@ -101,8 +91,7 @@ def _shares_arguments(first: Call, second: Call) -> bool:
         return True
     if left or right:
         return False
-    module = cst.Module(body=[])
-    return [module.code_for_node(a.node) for a in first.args] == [module.code_for_node(a.node) for a in second.args]
+    return [code_of(a.node) for a in first.args] == [code_of(a.node) for a in second.args]
 
 
 def recalls(model: Model) -> Iterator[tuple[Call, Call]]:
