@@ -1645,7 +1645,7 @@ RETRY_SETTINGS: tuple[RetrySetting, ...] = (
     # written down).
     RetrySetting(
         names=("pydantic_ai.Agent", "pydantic_ai.agent.Agent"),
-        keywords=("retries", "tool_retries", "output_retries"),
+        keywords=("retries",),
         reruns="validation",
         default=1,
         framework="pydantic_ai",
