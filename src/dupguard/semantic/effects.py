@@ -31,6 +31,7 @@ from ..runtime.similarity import _stem as stem
 from .guards import idempotent_in
 from .model import Call, Function, Model, string_value
 from .vocabulary import (
+    BODY_NOISE,
     BODY_WRITE_METHODS,
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEYWORDS,
@@ -87,8 +88,8 @@ class ToolRef:
         if found is None and self.function is not None:
             for call in self.function.calls:
                 last = call.method or (call.func or "").rsplit(".", 1)[-1]
-                if last in BODY_WRITE_METHODS:
-                    return "write"
+                if last in BODY_WRITE_METHODS or (last not in BODY_NOISE and name_effect(last) == "write"):
+                    return "write"  # ``requests.post(...)``, ``create_draft(service, ...)``
         return found
 
     def idempotent(self, model: Model) -> bool:
@@ -213,6 +214,8 @@ def _refs(model: Model, node: cst.CSTNode, scope: Function | None, depth: int) -
     refs = _call_refs(model, call, node, depth)
     if refs is not None:
         return refs
+    if call.func in model.classes:  # ``GmailTool()``: a tool class of this module
+        return [_class_ref(model, call.func, node)]
     explicit = tool_name(model, node, scope)
     fn = None
     wrapped = None  # ``function_tool(self.search_database)``: the wrapped callable's name
@@ -235,6 +238,22 @@ def _refs(model: Model, node: cst.CSTNode, scope: Function | None, depth: int) -
     if explicit is None and fn is None:
         explicit = wrapped or (call.func or "").replace("()", "").rsplit(".", 1)[-1] or None  # ``SerperDevTool()``
     return [ToolRef(explicit or (fn.name if fn else None), fn, node)]
+
+
+# Methods that run a tool class (CrewAI/LangChain ``BaseTool._run``, smolagents ``forward``).
+TOOL_RUN_METHODS = ("_run", "_arun", "run", "forward", "__call__")
+
+
+def _class_ref(model: Model, cls: str, node: cst.CSTNode) -> ToolRef:
+    """A tool class defined here: the ``name`` it declares (else the class name) and the method
+    that runs it."""
+    name = cls
+    for binding in model.member_bindings(cls, "name"):
+        value = string_value(binding.value)
+        if isinstance(value, str) and value:
+            name = value
+    run = next((f for m in TOOL_RUN_METHODS if (f := model.function_named(m, cls)) is not None), None)
+    return ToolRef(name, run, node)
 
 
 def _call_refs(model: Model, call: Call, node: cst.CSTNode, depth: int) -> list[ToolRef] | None:

@@ -642,6 +642,9 @@ NOISE = frozenset({"tool", "tools", "fn", "func", "function", "async", "a", "do"
 # Calls in a tool's body that make something new, whatever the tool is called: an HTTP POST, a
 # message sent (``put``/``patch``/``delete`` set a state; a ``commit`` says nothing of what).
 BODY_WRITE_METHODS = frozenset({"post", "send", "sendmail", "send_message", "send_email", "insert_one"})
+# Calls in a body whose name says "write" without saying what (a transaction's ``commit``, a
+# log line): not evidence about the tool.
+BODY_NOISE = frozenset({"commit", "flush", "log", "append", "add", "register", "apply", "place", "push"})
 # Keyword arguments and header names that carry an idempotency key with a write (a tool that
 # sends one is safe to repeat).
 IDEMPOTENCY_KEYWORDS = ("idempotency_key", "idempotencykey", "idempotence_key", "dedupe_key", "dedup_key")
