@@ -138,6 +138,8 @@ def _call_keys(model: Model, call: Call) -> Iterator[tuple[cst.CSTNode, str]]:
     """(key expression, what it keys) for every key this call is given."""
     import libcst as cst
 
+    if not call.args:
+        return
     found = _runtime_key(model, call)
     if found is not None:
         yield found
@@ -155,7 +157,7 @@ def _call_keys(model: Model, call: Call) -> Iterator[tuple[cst.CSTNode, str]]:
         for arg in call.args:
             yield arg.node, f"the claim `{call.func}(...)`"
         return
-    if LOCK_NAME_RE.search(last or "") and "block" not in (last or "").lower() and call.args:
+    if last and "ock" in last and LOCK_NAME_RE.search(last) and "block" not in last.lower():
         yield call.args[0].node, f"the lock `{call.func}(...)`"
         return
     if call.method == "setdefault" and len(call.args) == 2:
@@ -163,8 +165,11 @@ def _call_keys(model: Model, call: Call) -> Iterator[tuple[cst.CSTNode, str]]:
         if value is not None and LOCK_NAME_RE.search((value.func or "").rsplit(".", 1)[-1]):
             yield call.args[0].node, f"the lock table `{call.receiver}`"
         return
-    runtime = (call.callee or "").startswith("dupguard.runtime") or _ledger(model, call)
-    if not runtime and call.args and is_guard_call(model, call):
+    if (
+        is_guard_call(model, call)
+        and not (call.callee or "").startswith("dupguard.runtime")
+        and not _ledger(model, call)
+    ):
         yield call.args[0].node, f"the check `{call.func}(...)`"
 
 
