@@ -1,7 +1,7 @@
 from agents import Agent, ModelSettings, Runner, StopAtTools, ToolsToFinalOutputResult, function_tool
 from fastapi import FastAPI
 
-from .backends import mailer, payments, weather
+from .backends import docs_server, mailer, payments, weather
 
 app = FastAPI()
 ONE_CALL_AT_A_TIME = ModelSettings(parallel_tool_calls=False)
@@ -61,6 +61,9 @@ collector = Agent(name="Collector", tools=[refund_order], tool_use_behavior=firs
 
 # no tools: nothing runs beside the answer
 echo = Agent(name="Echo", tool_use_behavior="stop_on_first_tool")
+
+# tools this module cannot name (an MCP server's): nothing shown to write
+remote = Agent(name="Remote", mcp_servers=[docs_server], tool_use_behavior="stop_on_first_tool")
 
 
 # settings from the caller: not known here

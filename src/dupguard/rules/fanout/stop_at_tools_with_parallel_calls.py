@@ -11,9 +11,11 @@ applies). So a second ``refund`` or a ``send_email`` next to the stop tool runs,
 dropped from the final output, and the user, who is never told, asks again. The facts are in
 ``semantic.catalog_data`` (``SDK_AGENTS``, ``STOP_AT_TOOLS``, ``MODEL_SETTINGS``).
 
-Quiet when parallel calls are off, when the settings cannot be read (a parameter, another
-module), when the agent has no tools, and when every tool's name says it only reads or sets a
-state (``get_weather``, ``update_address``: running it unseen, or again, changes nothing more).
+Reported only when a tool of the agent makes something new on every run (``semantic.effects``:
+``refund_order``, ``send_email``) and is not idempotent: a read or a state set again
+(``get_weather``, ``update_address``) run unseen costs a call, not a second refund, and tools the
+module cannot name (an MCP server's, a list built elsewhere) show nothing. Quiet too when
+parallel calls are off and when the settings cannot be read (a parameter, another module).
 """
 
 from __future__ import annotations
@@ -21,15 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from ...semantic.effects import is_test_module, tool_label, tools_of
+from ...semantic.effects import is_test_module, tool_label, tools_of, writes_without_guard
 from ...semantic.model import Call, Function, Model, string_value
 from .. import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst
-
-# Effects whose unseen second run does no harm: a read, or a state set again (semantic.effects).
-HARMLESS = ("read", "overwrite")
 
 
 def _value(model: Model, node: cst.CSTNode, scope: Function | None) -> cst.CSTNode:
@@ -119,17 +118,15 @@ def stop_at_tools_with_parallel_calls(model: Model, ctx: RuleContext) -> Iterabl
         if behaviour is None or _parallel(model, call) is not True:
             continue
         tools = tools_of(model, call) if call.kw("tools") is not None else tools_of(model, agent)
-        if tools is not None and (not tools and call.kw("mcp_servers") is None and agent.kw("mcp_servers") is None):
-            continue  # no tools at all: nothing runs beside the stop tool
-        if tools and all(t.effect(model) in HARMLESS for t in tools):
-            continue
-        others = [t for t in tools or [] if t.effect(model) not in HARMLESS]
-        named = f" ({', '.join(tool_label(t) for t in others[:3])} among them)" if others else ""
+        writes = writes_without_guard(model, tools or [])
+        if not writes:
+            continue  # reads, states set again, or tools this module cannot name: no duplicate shown
+        named = ", ".join(tool_label(t) for t in writes[:3])
         yield Finding(
             arg.node,  # type: ignore[union-attr]
             f"`tool_use_behavior={behaviour}` with parallel tool calls on (the default; "
             "`ModelSettings(parallel_tool_calls=...)` is not False): the SDK runs every tool the model "
-            f"asked for in the response{named} before it keeps one result as the final output, so the "
+            f"asked for in the response ({named} among them) before it keeps one result as the final output, so the "
             "other calls run unseen and the user asks again; set `model_settings=ModelSettings("
             "parallel_tool_calls=False)` on this agent, or give the stop tool an agent of its own",
         )
