@@ -713,18 +713,23 @@ def markdown(name: str, split: str, result: dict[str, Any]) -> str:
     if s["not_run"]:
         lines.append("")
     lines += [
-        "| code | findings | TP | added after review | FP | precision | defects | found | missed | recall |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        (
+            "| code | findings | TP | added after review | FP | precision | with review | defects | found | missed "
+            "| recall |"
+        ),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for code, c in s["per_code"].items():
         lines.append(
             f"| {code} | {c['findings']} | {c['tp']} | {c['tp_added_after_review']} | {c['fp']} | "
-            f"{_pct(c['precision'])} | {c['defects']} | {c['found']} | {c['missed']} | {_pct(c['recall'])} |"
+            f"{_pct(c['precision'])} | {_pct(c['precision_after_review'])} | {c['defects']} | {c['found']} | "
+            f"{c['missed']} | {_pct(c['recall'])} |"
         )
     lines += [
         (
             f"| **all** | {s['findings']} | {s['tp']} | {s['tp_added_after_review']} | {s['fp']} | "
-            f"{_pct(s['precision'])} | {s['defects']} | {s['found']} | {s['defects'] - s['found']} | {_pct(s['recall'])} |"
+            f"{_pct(s['precision'])} | {_pct(s['precision_after_review'])} | {s['defects']} | {s['found']} | "
+            f"{s['defects'] - s['found']} | {_pct(s['recall'])} |"
         ),
         "",
         (
