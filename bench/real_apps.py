@@ -522,6 +522,8 @@ def run_repo(repo: Repo, mirrors: Path, timeout: float, keep: Path | None = None
     if keep is not None:
         target = keep / repo.name.replace("/", "+")
         target.mkdir(parents=True, exist_ok=True)
+        if any(target.iterdir()):
+            return Run("failed", detail=f"{target} is not empty: --keep extracts into empty directories only")
     else:
         holder = tempfile.TemporaryDirectory(prefix="real-apps-")
         target = Path(holder.name)
@@ -902,11 +904,14 @@ def main(argv: list[str] | None = None) -> int:
             run = run_repo(repo, args.mirrors, args.timeout, args.keep)
         s = score_repo(repo, run, new_codes, verdicts, used)
         scores.append(s)
-        if not args.rescore:
+        if args.rescore:
+            pass
+        elif run.status != "ok":
+            print(f"{run.status}: {run.detail}", flush=True)
+        else:
             print(
-                f"{run.status}: {len(s.scored)} findings, {s.count('tp')} TP, {s.count('fp')} FP, "
-                f"{len(s.missed)}/{len(repo.defects)} missed, {run.wall:.1f} s"
-                + (f" ({run.detail})" if run.detail else ""),
+                f"{len(s.scored)} findings, {s.count('tp')} TP, {s.count('tp-review')} added after review, "
+                f"{s.count('fp')} FP, {len(s.missed)}/{len(repo.defects)} missed, {run.wall:.1f} s",
                 flush=True,
             )
     chosen_names = {r.name for r in chosen}
