@@ -925,7 +925,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python bench/real_apps.py" + "".join(
         f" {shlex.quote(a)}" for a in (argv if argv is not None else sys.argv[1:])
     )
-    result = {
+    result: dict[str, Any] = {
         "name": name,
         "split": split,
         "date": datetime.date.today().isoformat(),
@@ -939,11 +939,12 @@ def main(argv: list[str] | None = None) -> int:
         "repositories": [repo_dict(s) for s in scores],
         "stale_verdicts": stale,
     }
-    s = result["summary"]
+    total = result["summary"]
     print(
-        f"\n{name}: {s['ran']} repositories, {s['findings']} findings, {s['tp']} TP (+{s['tp_added_after_review']} "
-        f"added after review), {s['fp']} FP, precision {_pct(s['precision'])}, recall {_pct(s['recall'])} "
-        f"({s['found']}/{s['defects']}), {s['wall_s']} s wall"
+        f"\n{name}: {total['ran']} repositories, {total['findings']} findings, {total['tp']} TP "
+        f"(+{total['tp_added_after_review']} added after review), {total['fp']} FP, "
+        f"precision {_pct(total['precision'])}, recall {_pct(total['recall'])} ({total['found']}/{total['defects']}), "
+        f"{total['wall_s']} s wall"
     )
     for line in stale:
         print(f"warning: stale triage verdict (no such finding): {line}", file=sys.stderr)
