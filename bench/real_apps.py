@@ -308,6 +308,8 @@ def load_repos(
                 unknown = set(d) - {"path", "line", "code", "alt_codes", "also", "why", "confidence"}
                 if unknown:
                     raise LabelError(f"{w}: unknown keys {sorted(unknown)} (README.md lists the schema)")
+                if [x.key for x in repo.defects].count(repo.defects[-1].key) > 1:
+                    raise LabelError(f"{w}: {repo.defects[-1].key} is labelled twice")
             for i, n in enumerate(table.get("near_misses", [])):
                 w = f"{labels_file.name} {name} near_misses[{i}]"
                 repo.near_misses.append(

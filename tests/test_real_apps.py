@@ -311,6 +311,13 @@ def test_a_verdict_cannot_overrule_a_label():
         ('path = "a.py"\nline = 3\ncode = "DUP101"\nwhy = "w"\nlines = [4]', "unknown keys ['lines']"),
         ('path = "a.py"\nline = 3\ncode = "DUP101"\nwhy = "w"\nalso = ["a.py"]', '"path:line"'),
         ('path = "a.py"\nline = 0\ncode = "DUP101"\nwhy = "w"', "positive integer"),
+        (
+            (
+                'path = "a.py"\nline = 3\ncode = "DUP101"\nwhy = "w"\n[[repo."o/r".defects]]\npath = "a.py"\nline = 3\n'
+                'code = "DUP101"\nwhy = "again"'
+            ),
+            "labelled twice",
+        ),
     ],
 )
 def test_malformed_labels_stop_the_run(tmp_path, defect, message):
