@@ -315,7 +315,8 @@ def _dedups_call(model: Model, call: Call) -> bool:
     return bool(re.search(r"reserve|should_skip|record_execution", call.method or ""))
 
 
-def payload_executions(model: Model) -> set[int]:
+@analysis
+def payload_executions(model: Model) -> frozenset[int]:
     """``id`` of every call that executes a payload of tool calls (the sites DUP502 compares):
     DUP508, which looks at one tool called again, leaves these to DUP502."""
-    return {id(site.call) for site in _sites(model)}
+    return frozenset(id(site.call) for site in _sites(model))
