@@ -4,7 +4,7 @@
 Why: ``bench/run.py`` says *whether* a target holds; when one fails, this says *which part*
 is to blame (decode, prefilter, parse, the model builder's one traversal, each rule, the
 positions pass, the fix edits), so the fix goes to the right place. It repeats the engine's
-steps for one file (``dupguard.engine.lint_text``) with a CPU clock (``time.process_time``, so
+steps for one file (``dupguard.pipeline.lint_text``) with a CPU clock (``time.process_time``, so
 that other load on the machine does not count) around each.
 
 Usage: ``python bench/phases.py PATH... [--top N]`` (files or directories).
@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     start = clock()
 
     from dupguard.config import Settings
-    from dupguard.engine import decode, extra_modules
     from dupguard.parsing import parse_module
+    from dupguard.pipeline import decode, extra_modules
     from dupguard.prefilter import might_matter
     from dupguard.rules import RuleContext, load
     from dupguard.semantic.builder import build_model
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in files:
         f0 = clock()
         a = clock()
-        text = decode(path.read_bytes(), str(path))
+        text, _ = decode(path.read_bytes())
         t["read+decode"] += clock() - a
         a = clock()
         keep = might_matter(text, extra)
@@ -86,12 +86,14 @@ def main(argv: list[str] | None = None) -> int:
             ctx.positions.range(f.node)
         t["positions"] += clock() - a
         a = clock()
-        for code, f in findings:
-            if f.replacement is not None:
-                from dupguard.fixer import fix_for
+        if any(f.replacement is not None for _, f in findings):
+            from dupguard.edits import ReportFixes
 
-                fix_for(module, code, f)
-        t["fix edits (engine)"] += clock() - a
+            fixes = ReportFixes(module, text)
+            for code, f in findings:
+                if f.replacement is not None:
+                    fixes.fix(code, f)
+        t["fix edits (report)"] += clock() - a
         n_findings += len(findings)
         per_file.append((clock() - f0, str(path)))
     total = clock() - start

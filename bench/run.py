@@ -275,7 +275,7 @@ def corpus_files(directory: Path) -> list[Path]:
 def relevant_count(files: list[Path]) -> int:
     """Files that pass dupguard's prefilter, i.e. that it will parse."""
     from dupguard.config import Settings
-    from dupguard.engine import decode, extra_modules
+    from dupguard.pipeline import decode, extra_modules
     from dupguard.prefilter import might_matter
     from dupguard.suppression import file_is_exempt
 
@@ -283,7 +283,7 @@ def relevant_count(files: list[Path]) -> int:
     n = 0
     for p in files:
         try:
-            text = decode(p.read_bytes(), str(p))
+            text, _ = decode(p.read_bytes())
         except ValueError:
             continue
         if not file_is_exempt(text) and might_matter(text, extra):

@@ -20,6 +20,7 @@ No pytest import at module level, so that script mode works in those venvs.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.util
 import inspect
@@ -341,6 +342,64 @@ def test_registrations_from_the_brief():
         "add_hook",
     ):
         assert m in methods, m
+
+
+# ----------------------------------------------- callables the analyses name directly
+
+# the sets of qualified names at the end of catalog_data.py (not entries: decorators, loops and
+# calls recognised by name)
+CALLABLE_SETS = (
+    "LLM_ONLY",
+    "GRAPH_ENTRIES",
+    "TOOL_NODE_CALLEES",
+    "MODEL_CALLEES",
+    "PROCESS_CACHES",
+    "RUN_ONCE_CACHES",
+    "DEPENDS",
+    "RETRY_DECORATORS",
+    "RETRYING_ITERABLES",
+    "COUNTED_ITERABLES",
+    "INPUT_FUNCS",
+    "ASYNC_FANOUT",
+    "ASYNC_WAITS",
+    "THREAD_CALLS",
+    "COMPLETION_ORDER",
+)
+_BUILTIN = re.compile(rf"^{_IDENT}$")
+
+
+def test_callable_sets_hold_dotted_names():
+    for name in CALLABLE_SETS:
+        values = getattr(DATA, name)
+        assert isinstance(values, frozenset) and values, name
+        bad = [v for v in values if not (_DOTTED.match(v) or (_BUILTIN.match(v) and hasattr(builtins, v)))]
+        assert not bad, (name, bad)
+
+
+def test_callable_sets_that_name_entries_name_real_entries():
+    """``LLM_ONLY`` and ``GRAPH_ENTRIES`` single out catalog entries by their first name."""
+    first_names = {e.names[0] for e in ENTRIES}
+    assert DATA.LLM_ONLY <= first_names
+    assert DATA.GRAPH_ENTRIES <= first_names
+    assert DATA.ASYNC_WAITS <= DATA.ASYNC_FANOUT
+    assert DATA.PROCESS_CACHES < DATA.RUN_ONCE_CACHES
+
+
+def test_callables_resolve_where_their_package_is_installed():
+    """Every name whose top-level package this venv has (the standard library, tenacity,
+    anyio, openai, autogen_ext…) resolves to a real object: a typo or a moved name fails here."""
+    checked = 0
+    for name in CALLABLE_SETS:
+        for value in sorted(getattr(DATA, name)):
+            top = value.split(".")[0]
+            if "." not in value or not _importable(top):
+                continue
+            try:
+                _resolve(value)
+            except (ImportError, AttributeError) as exc:
+                raise AssertionError(f"{name}: {value} does not resolve ({exc})") from None
+            checked += 1
+    assert checked >= 20, checked
 
 
 # ------------------------------------------------------------- docs/catalog.md tables

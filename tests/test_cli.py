@@ -464,7 +464,7 @@ def test_the_project_lints_itself_clean() -> None:
 def test_fixes_are_built_only_for_reports_that_carry_them() -> None:
     """Text reports skip building replacements (the costly part of the fixable rules)."""
     from dupguard.config import Settings
-    from dupguard.engine import lint_text
+    from dupguard.pipeline import lint_text
 
     path = RULES_DIR / "DUP301-duplicate-tool" / "bad.py"
     plain = Settings()

@@ -111,7 +111,7 @@ def test_plain_mode_builds_no_shortcut() -> None:
         "from pathlib import Path\n"
         "from dupguard import cstfast\n"
         "from dupguard.config import Settings\n"
-        "from dupguard.engine import lint_text\n"
+        "from dupguard.pipeline import lint_text\n"
         "classes = {n: getattr(cst, n) for n in cstfast.HOT_NODE_CLASSES}\n"
         "settings = Settings(with_fixes=True)\n"
         "found = 0\n"

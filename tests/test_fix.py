@@ -19,8 +19,9 @@ import libcst as cst
 import pytest
 
 from dupguard.config import Settings
-from dupguard.engine import lint_text
-from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, text_edits, write_atomic
+from dupguard.edits import text_edits
+from dupguard.fixer import MAX_PASSES, fix_bytes, fix_paths, write_atomic
+from dupguard.pipeline import lint_text
 from dupguard.rulemeta import all_rules
 from linthelpers import RULES_DIR, rule_folders, run_cli
 
@@ -164,7 +165,8 @@ def test_diff_writes_nothing_and_exits_1_when_a_fix_is_available(project: Path) 
     assert "--- a/tools_app.py" in patch and "-tools = [search_tool, search_tool]" in patch
     assert "agent_app.py" not in patch  # DUP101 is unsafe: not without --unsafe-fixes
     err = proc.stderr.decode()
-    assert "Would fix 4 findings." in err and "4 more fixes available with `--unsafe-fixes`" in err
+    assert "Would fix 4 findings, 4 findings would remain." in err
+    assert "4 more fixes available with `--unsafe-fixes`" in err
     # the patch is the fix: git applies it and gives fixed.py
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     subprocess.run(["git", "apply", "-"], cwd=project, input=proc.stdout, check=True)
@@ -229,8 +231,9 @@ def test_unparseable_input_is_reported_and_untouched(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_bytes(b"from strands import Agent\ndef f(:\n")
     proc = run_cli("fix", "--isolated", str(broken), cwd=tmp_path)
-    assert proc.returncode == 2
+    assert proc.returncode == 1  # as `check`: a file that could not be processed
     assert b"broken.py: syntax error at line 2" in proc.stderr and b"Traceback" not in proc.stderr
+    assert b"All checks passed!" not in proc.stdout and b"1 file could not be processed." in proc.stdout
     assert broken.read_bytes() == b"from strands import Agent\ndef f(:\n"
 
 
@@ -386,7 +389,7 @@ def test_session_parameter_gives_a_session_registry() -> None:
         'async def chat(session_id: str, payload: dict):\n    """Answer."""\n'
         "    return await agent.achat(payload['message'])\n"
     )
-    outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
+    _outcome, fixed, error = fix_text(text, frozenset({"DUP101"}))
     assert error is None, error
     assert "from dupguard.runtime import SessionRegistry\n" in fixed
     assert "agent_sessions = SessionRegistry(lambda _session_id: ReActAgent.from_tools(tools=[]))\n" in fixed
@@ -457,7 +460,7 @@ def test_history_getter_and_a_handler_share_one_registry() -> None:
         "async def ask(session_id: str, question: str):\n    history.add_user_message(question)\n"
         "    return await chain.ainvoke(question, config={'configurable': {'session_id': session_id}})\n"
     )
-    outcome, fixed, error = fix_text(text, frozenset({"DUP102"}))
+    _outcome, fixed, error = fix_text(text, frozenset({"DUP102"}))
     assert error is None
     assert "history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())\n" in fixed
     assert "RunnableWithMessageHistory(ChatOpenAI(), lambda sid: history_sessions.get(sid))\n" in fixed
@@ -656,8 +659,10 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
         ),
         (
             SEED_000.format(param=", request_id: str = Header(...)", run="agent.achat(message)"),
-            "the result of `agent.achat(...)` is not known to be JSON-serialisable, which `Idempotency` needs to "
-            "replay it; move the run into an `async def` annotated `-> str`",
+            (
+                "the result of `agent.achat(...)` is not known to be JSON-serialisable, which `Idempotency` needs to "
+                "replay it; move the run into an `async def` annotated `-> str`"
+            ),
         ),
         (
             ASK + SEED_000.format(param=", request_id: str | None = Header(None)", run="ask(agent, message)"),
@@ -670,13 +675,17 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             "the names `Idempotency` / `_idempotency` are already used in this module",
         ),
         (
-            "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str):\n"
-            "    return await Runner.run(billing, text)\n",
+            (
+                "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str):\n"
+                "    return await Runner.run(billing, text)\n"
+            ),
             "the result of `run_billing(...)` is not known to be JSON-serialisable",
         ),
         (
-            "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str, *more: str) -> str:\n"
-            "    return (await Runner.run(billing, text)).final_output\n",
+            (
+                "@retry(stop=stop_after_attempt(4))\nasync def run_billing(text: str, request_id: str, *more: str) -> str:\n"
+                "    return (await Runner.run(billing, text)).final_output\n"
+            ),
             "`run_billing()` takes *args/**kwargs; write the key function by hand",
         ),
     ],

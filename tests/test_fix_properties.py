@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dupguard.config import Settings
-from dupguard.engine import lint_text
 from dupguard.fixer import fix_bytes
+from dupguard.pipeline import lint_text
 from dupguard.rulemeta import all_rules
 from linthelpers import ROOT, rule_folders
 

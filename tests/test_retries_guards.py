@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from dupguard.config import Settings
-from dupguard.engine import lint_text
+from dupguard.pipeline import lint_text
 
 RETRY = textwrap.dedent("""
     from llama_index.core.agent import ReActAgent

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dupguard.config import Settings
-from dupguard.engine import lint_text
+from dupguard.pipeline import lint_text
 from linthelpers import ROOT, expected_markers
 
 SEEDS = sorted((ROOT / "tests" / "data" / "seeds").glob("*.py"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dupguard.config import Settings
-from dupguard.engine import lint_text
+from dupguard.pipeline import lint_text
 from linthelpers import ROOT
 
 TRAPS = sorted((ROOT / "tests" / "data" / "traps").glob("*.py"))

@@ -1,7 +1,10 @@
-"""Command line: ``dupguard check | rule | rules`` (ruff's vocabulary and exit codes).
+"""Command line: ``dupguard check | fix | rule | rules`` (ruff's vocabulary and exit codes).
 
-Exit codes: 0 clean, 1 findings or files that could not be linted, 2 usage or configuration
-error (or an internal crash, reported in one line).
+Exit codes, the same for ``check`` and ``fix``: 0 clean, 1 findings (for ``fix``: findings
+that remain; for ``fix --diff``: a fix that would change a file) or files that could not be
+processed, 2 usage or configuration error (or an internal crash, reported in one line). Both
+commands print a file's problem in the same words (pipeline.py) and end with the same
+summary (report/text.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from .config import OUTPUT_FORMATS, ConfigError, parse_table, resolve
 
 # report formats that carry each finding's fix (and so need the rules to build it)
 FIX_FORMATS = ("json", "json-lines")
+# report formats for tools: no summary line, nothing but the document on the stream
+MACHINE_FORMATS = ("json", "json-lines", "sarif", "github")
 
 
 def _codes(value: str) -> list[str]:
@@ -85,6 +90,14 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
 
 
+class _SubParser(argparse.ArgumentParser):
+    """A subcommand's parser, with the same formatter as the main one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 @functools.cache
 def _terminal_columns() -> int:
     try:
@@ -109,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command",
         metavar="COMMAND",
-        parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter),
+        parser_class=_SubParser,
     )
 
     check = sub.add_parser("check", help="lint files and directories")
@@ -121,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
     check.add_argument("--cache-dir", metavar="DIR", help="where to keep the results cache")
     check.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even with findings or files that could not be processed"
+    )
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
 
     _add_fix_options(check, alias=True)
@@ -137,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(fix)
     _add_fix_options(fix)
     fix.add_argument("--stdin-filename", metavar="NAME", help="the name to report for source read from stdin")
-    fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    fix.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when findings remain or files could not be processed"
+    )
     fix.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: number of cores)")
     fix.add_argument("--quiet", "-q", action="store_true", help="no summary")
 
@@ -169,13 +186,30 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return parse_table(table, source="command line")
 
 
+def _exit_code(failed: bool, exit_zero: bool) -> int:
+    """The one exit-code policy of ``check`` and ``fix`` (usage and configuration errors,
+    exit 2, never get here): 1 when ``failed``, else 0; ``--exit-zero`` makes it 0."""
+    return 1 if failed and not exit_zero else 0
+
+
+def _text_format(fmt: str | None) -> bool:
+    return fmt not in MACHINE_FORMATS
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    """``dupguard check``: lint and report.
+
+    Exit 0 when there is no finding and every file could be linted; 1 when there are findings
+    or a file or path could not be read, decoded or parsed (each is named on stderr, and the
+    other files are still linted); 2 for a usage or configuration error. ``--exit-zero``: 0
+    unless 2. ``--fix`` and ``--diff`` are ``dupguard fix``.
+    """
     if args.fix or args.diff:  # ``check --fix`` is ``fix``; ``check --diff`` shows the fixes
         return _cmd_fix(args)
     from . import report
     from .discovery import discover
-    from .engine import lint_paths
-    from .report.text import statistics
+    from .pipeline import lint_paths
+    from .report.text import file_errors, statistics
 
     settings = resolve(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
     paths = [p for p in args.paths if p != "-"]
@@ -190,23 +224,32 @@ def _cmd_check(args: argparse.Namespace) -> int:
         settings = settings._replace(with_fixes=True)
     result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin)
     errors = (found.errors if found else []) + result.errors
-    for error in errors:
-        print(f"dupguard: error: {error}", file=sys.stderr)
+    file_errors(errors, sys.stderr)
     if args.statistics:
         statistics(result.diagnostics, out)
-    else:
-        if args.quiet and fmt in ("full", "concise", "grouped"):
-            for d in result.diagnostics:
-                out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
-        else:
-            report.get(fmt)(result.diagnostics, errors, out)
-    if args.exit_zero:
-        return 0
-    return 1 if result.diagnostics or errors else 0
+    elif args.quiet and _text_format(fmt):
+        for d in result.diagnostics:
+            out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
+    else:  # the text formats end with report.text.summary
+        report.get(fmt)(result.diagnostics, errors, out)
+    return _exit_code(bool(result.diagnostics or errors), args.exit_zero)
 
 
 def _cmd_fix(args: argparse.Namespace) -> int:
-    from .fixer import run_command
+    """``dupguard fix`` (and ``check --fix`` / ``check --diff``): apply the fixes, then report
+    what remains the way ``check`` does.
+
+    Exit 0 when no finding remains and every file could be processed; 1 when findings remain
+    or a file or path could not be read, decoded, parsed, fixed safely or written (each is
+    named on stderr and left as it was); 2 for a usage or configuration error. With
+    ``--diff`` (nothing is written), like ruff: 1 when a fix would change a file or a file
+    could not be processed, else 0, even when findings without an applicable fix remain
+    (they are listed on stderr, with the reason when a fix was refused). ``--exit-zero``: 0
+    unless 2.
+    """
+    from .discovery import discover
+    from .fixer import fix_paths, unified_diff
+    from .report.text import file_errors, summary, with_notes
 
     table: dict[str, Any] = {
         key: getattr(args, key) for key in ("fixable", "unfixable") if getattr(args, key, None) is not None
@@ -217,18 +260,52 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
     paths = [p for p in args.paths if p != "-"]
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
-    return run_command(
-        paths,
-        settings,
-        unsafe=settings.unsafe_fixes,
-        diff=args.diff,
-        show_fixes=args.show_fixes,
-        quiet=args.quiet,
-        exit_zero=args.exit_zero,
-        output_format=getattr(args, "output_format", None) or settings.output_format,
-        stdin=stdin,
-        jobs=args.jobs,
+    fmt = getattr(args, "output_format", None) or settings.output_format or "concise"
+    out, err = sys.stdout, sys.stderr
+    found = discover(paths, settings) if paths else None
+    files = found.files if found else []
+    result = fix_paths(
+        files, settings, unsafe=settings.unsafe_fixes, write=not args.diff, stdin=stdin, jobs_wanted=args.jobs
     )
+    errors = (found.errors if found else []) + result.errors
+    file_errors(errors, err)
+    info = out
+    if args.diff:  # stdout is only the patch
+        info = err
+        for file_result in result.files:
+            if file_result.changed:
+                out.write(unified_diff(file_result))
+    elif stdin is not None:  # stdout is only the source: fixed, or as it came when it could not be
+        info = err
+        for file_result in result.files:
+            if file_result.is_stdin:
+                out.flush()
+                out.buffer.write(file_result.fixed) if hasattr(out, "buffer") else out.write(file_result.fixed.decode())
+    applied = result.applied
+    if args.show_fixes and applied:
+        info.write(
+            f"{'Would fix' if args.diff else 'Fixed'} {len(applied)} finding{'s' if len(applied) != 1 else ''}:\n"
+        )
+        for a in applied:
+            info.write(
+                f"  {a.filename}:{a.row}:{a.column + 1}: {a.code} {a.message}"
+                f"{' (unsafe)' if a.applicability == 'unsafe' else ''}\n"
+            )
+    remaining = result.remaining
+    if _text_format(fmt):
+        notes = {} if args.quiet else {(d.filename, d.row, d.column, d.code): why for d, why in result.skipped}
+        with_notes(remaining, notes, info)
+        if not args.quiet:
+            line = summary(
+                len(remaining), len(errors), fixed=len(applied), diff=args.diff, unsafe_hidden=result.unsafe_hidden
+            )
+            info.write(line + "\n")
+    elif not args.diff:  # a machine report; with --diff there is no stream for it
+        from . import report
+
+        report.get(fmt)(remaining, errors, info)
+    failed = result.changed if args.diff else bool(remaining)
+    return _exit_code(failed or bool(errors), args.exit_zero)
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""flake8 entry point ``DUP``: a thin adapter over the engine.
+"""flake8 entry point ``DUP``: a thin adapter over the file pipeline.
 
 flake8 applies its own ``--select``/``--ignore``/``# noqa``; this class only reports what
 ``dupguard check`` would report for the same file under the project's ``[tool.dupguard]``
@@ -66,7 +66,7 @@ class Plugin:
         self.settings = _settings(str(Path.cwd()))
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from .engine import codes_for_file, lint_text
+        from .pipeline import codes_for_file, lint_text
 
         settings = self.settings
         if _excluded(self.filename, settings):

@@ -124,7 +124,7 @@ def remove_list_element(lst: cst.List, index: int) -> cst.List:
 # ------------------------------------------------------------------ statements
 
 
-def statement_expression(line: cst.CSTNode, call: cst.Call) -> cst.BaseSmallStatement | None:
+def statement_expression(line: cst.CSTNode, call: cst.CSTNode) -> cst.BaseSmallStatement | None:
     """The ``Expr`` small statement of ``line`` whose value is ``call`` (or ``await call``)."""
     if not isinstance(line, cst.SimpleStatementLine):
         return None

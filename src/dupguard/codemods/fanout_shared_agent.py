@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..semantic.nodes import contains
 from ._command import RuleCodemod
 from ._common import Replacement, module_of
 from .shared_agent_singleton import _blank_lines_before, _factory_def, _scopes
@@ -95,7 +96,7 @@ def fix(model: Model, ctx: RuleContext, fan: FanOut) -> Result:
     if not per_task and not wrapped:
         return None, f"no run of `{name}` found"
     remaining = [
-        n for i, n in accesses.items() if i not in per_task and not any(_contains(w, n) for w in wrapped.values())
+        n for i, n in accesses.items() if i not in per_task and not any(contains(w, n) for w in wrapped.values())
     ]
     config = module.config_for_parsing
 
@@ -143,12 +144,6 @@ def _taken(model: Model, name: str) -> bool:
         or any(b.target == name for b in model.bindings)
         or any(f.name == name for f in model.functions)
     )
-
-
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    if outer is inner:
-        return True
-    return any(_contains(child, inner) for child in outer.children)
 
 
 def _run_refs(model: Model, node, name: str, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..semantic.nodes import contains
 from ._command import RuleCodemod
 from ._common import Replacement, add_imports, module_of, statement_expression
 
@@ -123,7 +124,7 @@ def _once_counter(model: Model, ctx: RuleContext, module: cst.Module, found: Per
             (
                 s
                 for s in module.body
-                if isinstance(s, cst.ClassDef) and s.name.value == top_fn.class_name and _contains(s, top_fn.node)
+                if isinstance(s, cst.ClassDef) and s.name.value == top_fn.class_name and contains(s, top_fn.node)
             ),
             None,
         )
@@ -170,12 +171,6 @@ def _once_counter(model: Model, ctx: RuleContext, module: cst.Module, found: Per
         values = ", ".join(f"`{n}`" for n in per_call)
         caveat = f"; it is built from per-call values ({values}): only the first call's registration is kept"
     return (module, new), f"Register once: run `{text}` on the first call only (`{flag}`){caveat}"
-
-
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    if outer is inner:
-        return True
-    return any(_contains(child, inner) for child in outer.children)
 
 
 class FixHandlerRegisteredPerCall(RuleCodemod):

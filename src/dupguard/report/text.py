@@ -22,11 +22,55 @@ def _headline(d: Diagnostic) -> str:
     return f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}"
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def summary(found: int, errors: int, *, fixed: int | None = None, diff: bool = False, unsafe_hidden: int = 0) -> str:
+    """The closing line of a text report, for ``check`` and ``fix`` alike (empty: nothing to say).
+
+    ``found``: findings (for ``fix``, those that remain); ``errors``: files and paths that
+    could not be processed; ``fixed``: None for ``check``, else fixes made (or, with ``diff``,
+    that would be made); ``unsafe_hidden``: findings whose fix needs ``--unsafe-fixes``.
+    "All checks passed!" only when nothing was found and every file was processed.
+    """
+    if fixed is None:
+        parts = [f"Found {_n(found, 'error')}."] if found else []
+    elif fixed or found:
+        verb, remain = ("Would fix", "would remain") if diff else ("Fixed", "remaining")
+        parts = [f"{verb} {_n(fixed, 'finding')}, {_n(found, 'finding')} {remain}."]
+    else:
+        parts = []
+    if not parts and not errors:
+        parts.append("All checks passed!")
+    if unsafe_hidden:
+        parts.append(
+            f"{unsafe_hidden} more fix{'es' if unsafe_hidden != 1 else ''} available with `--unsafe-fixes`"
+            f" ({'it' if unsafe_hidden == 1 else 'they'} may change behaviour; review the diff)."
+        )
+    if errors:
+        parts.append(f"{_n(errors, 'file')} could not be processed.")
+    return " ".join(parts)
+
+
+def file_errors(errors: list[FileError], err: TextIO) -> None:
+    """One line per file or path that could not be processed, naming it and why."""
+    err.writelines(f"dupguard: error: {error}\n" for error in errors)
+
+
+def with_notes(diagnostics: list[Diagnostic], notes: dict[tuple[str, int, int, str], str], out: TextIO) -> None:
+    """Concise lines, each followed by why the finding has no automatic fix when there is a reason."""
+    for d in diagnostics:
+        out.write(_headline(d) + "\n")
+        why = notes.get((d.filename, d.row, d.column, d.code))
+        if why:
+            out.write(f"  note: no automatic fix: {why}\n")
+
+
 def _summary(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    if diagnostics:
-        out.write(f"Found {len(diagnostics)} error{'s' if len(diagnostics) != 1 else ''}.\n")
-    elif not errors:
-        out.write("All checks passed!\n")
+    line = summary(len(diagnostics), len(errors))
+    if line:
+        out.write(line + "\n")
 
 
 def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:

@@ -38,6 +38,14 @@ _EXPORTS = {
     "Lease": "lease",
     "turn_lease": "lease",
     "aturn_lease": "lease",
+    # across processes: HTTP requests, queue messages, sessions
+    "IdempotencyMiddleware": "http",
+    "handle_once": "consumers",
+    "ahandle_once": "consumers",
+    "celery_once": "consumers",
+    "Handled": "consumers",
+    "session_lease": "sessions",
+    "asession_lease": "sessions",
     # in-process guards
     "InvocationGuard": "guard",
     "Ticket": "guard",

@@ -191,7 +191,7 @@ class Conformance:
                 self.run_check(name)
             except NotApplicable as exc:
                 report[name] = f"not applicable: {exc}"
-            except Exception as exc:  # noqa: BLE001 - every failure is reported, by name
+            except Exception as exc:
                 report[name] = f"FAILED: {type(exc).__name__}: {exc}"
                 failed.append(f"{name}: {type(exc).__name__}: {exc}")
             else:
@@ -212,7 +212,7 @@ class Conformance:
             for client in clients:
                 try:
                     client.close()
-                except Exception:  # noqa: BLE001, S110 - closing after a failed check must not hide it
+                except Exception:  # noqa: S110 - closing after a failed check must not hide it
                     pass
 
     def client(self) -> Backend:
@@ -476,7 +476,7 @@ class Conformance:
         def run() -> None:
             try:
                 target()
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=run) for _ in range(n)]
@@ -625,7 +625,7 @@ class Conformance:
                 except StoreError as exc:
                     outcomes.append((key, exc))
                     return
-                except Exception as exc:  # noqa: BLE001 - a driver error that escaped: checked below
+                except Exception as exc:
                     outcomes.append((key, exc))
                     return
                 i += 1

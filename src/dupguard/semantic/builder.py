@@ -10,6 +10,9 @@ which costs a fraction of an empty ``CSTVisitor`` walk.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
 import libcst as cst
 
 from .catalog import Catalog
@@ -28,37 +31,11 @@ from .model import (
     TryFrame,
     string_value,
 )
+from .nodes import LEAVING, dotted
 from .visitor import Walker
 
-
-def dotted(node: cst.CSTNode | None) -> str | None:
-    """``a.b.c`` for a name/attribute chain; calls and subscripts keep a marker: ``f().x``, ``d[].x``."""
-    # ``type(...) is`` rather than isinstance: libcst's node classes are final, and isinstance
-    # goes through ABCMeta (this runs for every call, argument and assignment in a file)
-    parts: list[str] = []
-    while True:
-        kind = type(node)
-        if kind is cst.Name:
-            parts.append(node.value)  # type: ignore[union-attr]
-            break
-        if kind is cst.Attribute:
-            parts.append(node.attr.value)  # type: ignore[union-attr]
-            node = node.value  # type: ignore[union-attr]
-        elif kind is cst.Call:
-            head = dotted(node.func)  # type: ignore[union-attr]
-            if head is None:
-                return None
-            parts.append(head + "()")
-            break
-        elif kind is cst.Subscript:
-            head = dotted(node.value)
-            if head is None:
-                return None
-            parts.append(head + "[]")
-            break
-        else:
-            return None
-    return ".".join(reversed(parts))
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 def _module_name(node: cst.BaseExpression | None) -> str | None:
@@ -66,25 +43,26 @@ def _module_name(node: cst.BaseExpression | None) -> str | None:
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     left, right = test.left, test.comparisons[0].comparator
     names = {dotted(left), dotted(right)}
-    strings = [string_value(n) for n in (left, right) if isinstance(n, cst.SimpleString)]
-    return "__name__" in names and strings == ["__main__"] and isinstance(test.comparisons[0].operator, cst.Equal)
+    strings = [string_value(n) for n in (left, right) if type(n) is cst.SimpleString]
+    return "__name__" in names and strings == ["__main__"] and type(test.comparisons[0].operator) is cst.Equal
 
 
 class ModelBuilder(Walker):
     def __init__(self, catalog: Catalog, extra_handlers: frozenset[str] = frozenset()) -> None:
         self.model = Model(catalog=catalog)
         self._extra_handlers = extra_handlers
-        self._scopes: list[tuple[str, object]] = [("module", None)]
+        # ("module" | "class" | "function", the class's name in a class body)
+        self._scopes: list[tuple[str, str | None]] = [("module", None)]
         self._functions: list[Function] = []
         self._loops: list[Loop] = []
         self._withs: list[str] = []
         self._trys: list[TryFrame] = []
         self._calls: list[Call] = []
-        self._suites: list[list] = []  # [suite id, {id(stmt): index}, current index]
+        self._suites: list[list[Any]] = []  # [suite id, {id(stmt): index}, current index]
         self._statements: list[cst.CSTNode] = []
         self._main_ifs: list[cst.If] = []
         self._conds: list[cst.BaseExpression] = []
@@ -97,7 +75,7 @@ class ModelBuilder(Walker):
     def _function(self) -> Function | None:
         return self._functions[-1] if self._functions else None
 
-    def _scope(self) -> tuple[str, object]:
+    def _scope(self) -> tuple[str, str | None]:
         return self._scopes[-1]
 
     def _block(self) -> tuple[int, int]:
@@ -109,7 +87,7 @@ class ModelBuilder(Walker):
     def _branch(self) -> tuple[int, ...]:
         return tuple(frame[0] for frame in self._suites)
 
-    def _enter_suite(self, node: cst.CSTNode, body) -> None:
+    def _enter_suite(self, node: cst.CSTNode, body: Sequence[cst.CSTNode]) -> None:
         self._suites.append([id(node), {id(s): i for i, s in enumerate(body)}, -1])
 
     def _enter_statement(self, node: cst.CSTNode) -> None:
@@ -162,7 +140,7 @@ class ModelBuilder(Walker):
             full = _module_name(alias.name)
             if full is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
                 self.model.imports[local] = full
             else:
@@ -172,16 +150,17 @@ class ModelBuilder(Walker):
             self._note_import(full)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or isinstance(node.names, cst.ImportStar):
+        if node.relative or type(node.names) is cst.ImportStar:
             return
+        aliases = cast(Sequence[cst.ImportAlias], node.names)
         module = _module_name(node.module)
         if module is None:
             return
-        for alias in node.names:
+        for alias in aliases:
             name = _module_name(alias.name)
             if name is None:
                 continue
-            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
             self.model.imports[local] = f"{module}.{name}"
             self._add_local(local)
         self._note_import(module)
@@ -225,18 +204,13 @@ class ModelBuilder(Walker):
         params = node.params
         all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
         for extra in (params.star_arg, params.star_kwarg):
-            if isinstance(extra, cst.Param):
+            if type(extra) is cst.Param:
                 all_params.append(extra)
         names = tuple(p.name.value for p in all_params)
-        decorators = tuple(
-            Decorator(
-                dotted=dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator),
-                callee=self._resolve(dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)),
-                call=None,
-                node=d.decorator,
-            )
-            for d in node.decorators
-        )
+        decorators = []
+        for d in node.decorators:
+            text = dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator)
+            decorators.append(Decorator(dotted=text, callee=self._resolve(text), call=None, node=d.decorator))
         fn = Function(
             node=node,
             name=node.name.value,
@@ -247,7 +221,7 @@ class ModelBuilder(Walker):
             params=names,
             param_defaults={p.name.value: p.default for p in all_params if p.default is not None},
             param_annotations={p.name.value: p.annotation.annotation for p in all_params if p.annotation is not None},
-            decorators=decorators,
+            decorators=tuple(decorators),
         )
         fn.local_names.update(names)
         self.model.functions.append(fn)
@@ -255,7 +229,7 @@ class ModelBuilder(Walker):
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         fn = next(f for f in reversed(self.model.functions) if f.node is node)
         self._functions.append(fn)
-        self._scopes.append(("function", fn))
+        self._scopes.append(("function", None))
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self._functions.pop()
@@ -278,11 +252,11 @@ class ModelBuilder(Walker):
         self._enter_statement(node)
         if not self._functions and _is_main_test(node.test):
             self._main_ifs.append(node)
-        if self._loops and isinstance(node.test, cst.Comparison) and _exits(node.body):
+        if self._loops and type(node.test) is cst.Comparison and _exits(node.body):
             self._loops[-1].capped = True
         if self._loops and self._loops[-1].function is self._function and _exits(node.body):
             self._loops[-1].exit_tests.append(node.test)
-        if self._function is not None and _exits(node.body, cst.Continue):
+        if self._function is not None and _exits(node.body, _EXITS_OR_CONTINUE):
             self._function.exit_tests.append(node.test)
 
     def visit_If_body(self, node: cst.If) -> None:
@@ -296,7 +270,7 @@ class ModelBuilder(Walker):
         if self._main_ifs and self._main_ifs[-1] is original_node:
             self._main_ifs.pop()
 
-    def _push_loop(self, node: cst.CSTNode, kind: str, **info) -> None:
+    def _push_loop(self, node: cst.CSTNode, kind: str, **info: Any) -> None:
         loop = Loop(node=node, kind=kind, function=self._function, **info)
         self._loops.append(loop)
         self.model.loops.append(loop)
@@ -307,7 +281,7 @@ class ModelBuilder(Walker):
             self._add_local(name)
         iter_callee = None
         capped = False
-        if isinstance(node.iter, cst.Call):
+        if type(node.iter) is cst.Call:
             iter_callee = self._resolve(dotted(node.iter.func)) or dotted(node.iter.func)
             capped = iter_callee in ("range", "builtins.range")
         self._push_loop(node, "for", iter_callee=iter_callee, capped=capped)
@@ -319,10 +293,10 @@ class ModelBuilder(Walker):
     def visit_While(self, node: cst.While) -> None:
         self._enter_statement(node)
         test = node.test
-        while_true = (isinstance(test, cst.Name) and test.value == "True") or (
-            isinstance(test, cst.Integer) and test.value != "0"
+        while_true = (type(test) is cst.Name and test.value == "True") or (
+            type(test) is cst.Integer and test.value != "0"
         )
-        self._push_loop(node, "while", while_true=while_true, capped=isinstance(test, cst.Comparison))
+        self._push_loop(node, "while", while_true=while_true, capped=type(test) is cst.Comparison)
 
     def leave_While(self, original_node: cst.While) -> None:
         self._loops.pop()
@@ -444,11 +418,11 @@ class ModelBuilder(Walker):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         """``tools += [extra]``: recorded like ``tools.__iadd__([extra])`` (DUP303)."""
         target = dotted(node.target)
-        if not isinstance(node.operator, cst.AddAssign) or target is None or "(" in target:
+        if type(node.operator) is not cst.AddAssign or target is None or "(" in target:
             return
         self.model.augmented.append(
             Call(
-                node=node,  # type: ignore[arg-type]
+                node=node,
                 func=f"{target}.__iadd__",
                 callee=None,
                 receiver=target,
@@ -469,7 +443,7 @@ class ModelBuilder(Walker):
         )
 
     def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
-        if key in SESSION_KEYS and isinstance(value, (cst.SimpleString, cst.Integer, cst.ConcatenatedString)):
+        if key in SESSION_KEYS and type(value) in _LITERAL_KEYS:
             self.model.constant_keys.append(
                 ConstantKey(
                     key=key,
@@ -484,15 +458,15 @@ class ModelBuilder(Walker):
     def visit_Dict(self, node: cst.Dict) -> None:
         for element in node.elements:
             if (
-                isinstance(element, cst.DictElement)
-                and isinstance(element.key, cst.SimpleString)
-                and isinstance(element.value, cst.SimpleString)
+                type(element) is cst.DictElement
+                and type(element.key) is cst.SimpleString
+                and type(element.value) is cst.SimpleString
                 and string_value(element.key) == "role"
             ):
                 self.model.dict_roles[id(node)] = str(string_value(element.value))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
-        if isinstance(node.key, cst.SimpleString):
+        if type(node.key) is cst.SimpleString:
             self._constant_key(str(string_value(node.key)), node.value)
 
     def visit_Arg(self, node: cst.Arg) -> None:
@@ -502,7 +476,7 @@ class ModelBuilder(Walker):
     def visit_List(self, node: cst.List) -> None:
         self.model.lists[id(node)] = ListLiteral(
             node=node,
-            elements=tuple((dotted(e.value), e.value) for e in node.elements if isinstance(e, cst.Element)),
+            elements=tuple((dotted(e.value), e.value) for e in node.elements if type(e) is cst.Element),
         )
 
     # ------------------------------------------------------------------ bindings
@@ -511,24 +485,24 @@ class ModelBuilder(Walker):
         text = dotted(target)
         if text is None or "()" in text:
             return
-        kind, owner = self._scope()
-        if kind == "function" and isinstance(target, cst.Name):
-            assert isinstance(owner, Function)
-            if text not in owner.global_names:
-                owner.local_names.add(text)
+        kind, class_name = self._scope()
+        fn = self._function
         scope = kind
-        if kind == "function" and isinstance(target, cst.Name) and text in self._function.global_names:  # type: ignore[union-attr]
-            scope = "module"
+        if kind == "function" and fn is not None and type(target) is cst.Name:
+            if text in fn.global_names:
+                scope = "module"
+            else:
+                fn.local_names.add(text)
         self.model.bindings.append(
             Binding(
                 target=text,
                 value=value,
                 value_call=self._call_index.get(id(value)),
-                value_dotted=dotted(value) if isinstance(value, (cst.Name, cst.Attribute)) else None,
+                value_dotted=dotted(value) if type(value) is cst.Name or type(value) is cst.Attribute else None,
                 statement=statement,
                 scope=scope,
-                function=self._function,
-                class_name=owner if kind == "class" else (self._function.class_name if self._function else None),  # type: ignore[assignment]
+                function=fn,
+                class_name=class_name if kind == "class" else (fn.class_name if fn else None),
                 block=self._block(),
                 branch=self._branch(),
                 in_main=bool(self._main_ifs),
@@ -539,7 +513,7 @@ class ModelBuilder(Walker):
     def leave_Assign(self, original_node: cst.Assign) -> None:
         statement = self._statements[-1] if self._statements else original_node
         for t in original_node.targets:
-            if isinstance(t.target, (cst.Tuple, cst.List)):
+            if type(t.target) is cst.Tuple or type(t.target) is cst.List:
                 for element in t.target.elements:
                     for name in _target_names(element.value):
                         self._add_local(name)
@@ -551,29 +525,32 @@ class ModelBuilder(Walker):
             self._bind(
                 original_node.target, original_node.value, self._statements[-1] if self._statements else original_node
             )
-        elif isinstance(original_node.target, cst.Name):
+        elif type(original_node.target) is cst.Name:
             self._add_local(original_node.target.value)
 
 
 def _target_names(node: cst.CSTNode) -> list[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return [node.value]
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) is cst.Tuple or type(node) is cst.List:
         return [n for e in node.elements for n in _target_names(e.value)]
     return []
 
 
-def _exits(body: cst.BaseSuite, *also: type) -> bool:
-    """Does an ``if`` body leave the loop (break / return / raise, plus ``also``) in its own statements?"""
-    stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
-    for stmt in stmts:
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
-        if any(isinstance(s, (cst.Break, cst.Return, cst.Raise, *also)) for s in smalls):
+_LITERAL_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.SimpleString, cst.Integer, cst.ConcatenatedString})
+_EXITS_OR_CONTINUE: frozenset[type[cst.CSTNode]] = LEAVING | {cst.Continue}
+
+
+def _exits(body: cst.BaseSuite, kinds: frozenset[type[cst.CSTNode]] = LEAVING) -> bool:
+    """Does an ``if`` body leave the loop (``kinds``: break / return / raise) in its own statements?"""
+    for stmt in body.body:
+        smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
+        if any(type(s) in kinds for s in smalls):
             return True
     return False
 
 
-def build_model(module: cst.Module, catalog: Catalog, settings=None) -> Model:
+def build_model(module: cst.Module, catalog: Catalog, settings: Settings | None = None) -> Model:
     extra = frozenset(settings.extend_handler_decorators) if settings is not None else frozenset()
     builder = ModelBuilder(catalog, extra)
     if settings is not None:

@@ -1723,3 +1723,113 @@ ENTRIES: tuple[Entry, ...] = (
     *_PLAIN_CLIENTS,
     *_MORE,
 )
+
+# --------------------------------------------------------------------------------------------
+# Callables the analyses name directly. They are not entries (they build nothing a rule
+# tracks): they are how a decorator, a loop or a call is recognised by its qualified name.
+# Sources as for the entries above; the standard library's from the Python 3.11 docs.
+# --------------------------------------------------------------------------------------------
+
+# Catalogued objects with run methods that run no tools: a retry around them repeats a model
+# call, not a tool call (DUP501-505; the entries above cite their sources).
+LLM_ONLY = frozenset(
+    {
+        "langchain_openai.ChatOpenAI",
+        "autogen_ext.models.openai.OpenAIChatCompletionClient",
+        "langchain.chains.LLMChain",
+        "langchain.chains.ConversationChain",
+    }
+)
+# A compiled LangGraph graph runs tools only when the file builds it with a tool node
+# (langgraph 1.2.22 / langgraph-prebuilt 1.1.2: ``StateGraph.compile``, ``ToolNode``,
+# ``tools_condition``).
+GRAPH_ENTRIES = frozenset({"langgraph.graph.StateGraph.compile"})
+TOOL_NODE_CALLEES = frozenset(
+    {
+        "langgraph.prebuilt.ToolNode",
+        "langgraph.prebuilt.tool_node.ToolNode",
+        "langgraph.prebuilt.tools_condition",
+        "langgraph.prebuilt.tool_node.tools_condition",
+    }
+)
+# Chat-model requests that can answer with tool calls, by function (litellm 1.x ``completion``/
+# ``acompletion``, ollama-python ``chat``, mistralai 1.x ``Mistral.chat.complete``); the SDK
+# clients' ``chat.completions.create``/``messages.create`` are recognised by method (runs.py).
+MODEL_CALLEES = frozenset(
+    {
+        "litellm.completion",
+        "litellm.acompletion",
+        "ollama.chat",
+        "ollama.AsyncClient.chat",
+        "mistralai.Mistral.chat.complete",
+    }
+)
+# Decorators that make one cached value for the whole process: every caller (every request)
+# gets the object a decorated factory returned first (functools ``lru_cache``/``cache``,
+# Streamlit ``cache_resource`` and its old name ``experimental_singleton``, cachetools ``cached``).
+PROCESS_CACHES = frozenset(
+    {
+        "functools.lru_cache",
+        "functools.cache",
+        "streamlit.cache_resource",
+        "streamlit.experimental_singleton",
+        "cachetools.cached",
+    }
+)
+# Decorators after which a function body runs once (per process, or per instance for
+# ``functools.cached_property``, which is why it is not a process cache): DUP303/401.
+RUN_ONCE_CACHES = PROCESS_CACHES | {"functools.cached_property"}
+# FastAPI's dependency marker (``Depends(get_agent)``; fastapi 0.115 ``fastapi.params.Depends``).
+DEPENDS = frozenset({"fastapi.Depends", "fastapi.params.Depends"})
+# Retry decorators (DUP501): tenacity 9 (``tenacity.retry``), backoff 2.2 (``on_exception``,
+# ``on_predicate``), stamina 24 (``stamina.retry``), retrying 1.3, retry 0.9, opnieuw,
+# async_retrying, aioretry.
+RETRY_DECORATORS = frozenset(
+    {
+        "tenacity.retry",
+        "tenacity.asyncio.retry",
+        "backoff.on_exception",
+        "backoff.on_predicate",
+        "stamina.retry",
+        "retrying.retry",
+        "retry.retry",
+        "retry.api.retry",
+        "opnieuw.retry",
+        "async_retrying.retry",
+        "aioretry.retry",
+    }
+)
+# Iterables that are retry loops by construction: ``for attempt in Retrying(...): with attempt:``
+# (tenacity 9 ``Retrying``/``AsyncRetrying``, stamina 24 ``retry_context``).
+RETRYING_ITERABLES = frozenset(
+    {
+        "tenacity.Retrying",
+        "tenacity.AsyncRetrying",
+        "tenacity.asyncio.AsyncRetrying",
+        "stamina.retry_context",
+    }
+)
+# Iterables that count rather than hold work: a ``for`` over one is a retry or a step budget.
+COUNTED_ITERABLES = frozenset({"range", "builtins.range", "itertools.count", "itertools.repeat"})
+# Functions that read a line from the user (``input``, rich ``Prompt.ask``, click/typer
+# ``prompt``): a loop that calls one is a REPL, not a retry or a tool loop.
+INPUT_FUNCS = frozenset({"input", "builtins.input", "rich.prompt.Prompt.ask", "click.prompt", "typer.prompt"})
+# Calls that run coroutines concurrently (asyncio ``gather``/``wait``/``as_completed``/
+# ``create_task``/``ensure_future``, anyio ``create_task_group``): DUP201.
+ASYNC_FANOUT = frozenset(
+    {
+        "asyncio.gather",
+        "asyncio.wait",
+        "asyncio.as_completed",
+        "asyncio.create_task",
+        "asyncio.ensure_future",
+        "anyio.create_task_group",
+    }
+)
+# Of those, the ones that wait for the tasks rather than start one more (not a "spawn").
+ASYNC_WAITS = frozenset({"asyncio.gather", "asyncio.wait", "asyncio.as_completed"})
+# Calls that run a callable in another thread (``threading.Thread``, ``asyncio.to_thread``,
+# ``ThreadPoolExecutor.submit``): DUP202.
+THREAD_CALLS = frozenset({"threading.Thread", "asyncio.to_thread", "concurrent.futures.ThreadPoolExecutor.submit"})
+# Iterators that yield results in completion order, not request order (DUP203).
+COMPLETION_ORDER = frozenset({"asyncio.as_completed", "concurrent.futures.as_completed", "anyio.as_completed"})

@@ -111,7 +111,7 @@ def _registered(model: Model) -> dict[str, str]:
 def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset()) -> None:
     for fn in model.functions:
         for dec in fn.decorators:
-            dec.call = model.call_for_node(dec.node) if dec.node is not None else None
+            dec.call = model.call_for_node(dec.node)
     registered = _registered(model)
     for fn in model.functions:
         context = _decorator_context(model, fn, extra_handlers)
@@ -133,7 +133,10 @@ def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset(
 
 
 def _propagate(model: Model) -> None:
-    """Spread contexts along calls (and function references passed to calls) to a fixed point."""
+    """Spread contexts along calls (and function references passed to calls) to a fixed point.
+
+    A worklist: a function is looked at again only when what reaches it grew, and each of its
+    (at most four) contexts arrives once, so the cost is linear in the number of edges."""
     edges: list[tuple[Function, Function]] = []
     for call in model.calls:
         targets = []
@@ -158,12 +161,15 @@ def _propagate(model: Model) -> None:
     for fn in model.functions:
         if fn.parent is not None:
             edges.append((fn.parent, fn))
-    changed = True
-    while changed:
-        changed = False
-        for source, target in edges:
-            new = (source.contexts | source.reached_from) - target.reached_from
-            new.discard(ep.STARTUP)
+    successors: dict[Function, list[Function]] = {}
+    for source, target in edges:
+        successors.setdefault(source, []).append(target)
+    work = list(successors)
+    while work:
+        source = work.pop()
+        flow = (source.contexts | source.reached_from) - {ep.STARTUP}
+        for target in successors.get(source, ()):
+            new = flow - target.reached_from
             if new:
                 target.reached_from |= new
-                changed = True
+                work.append(target)

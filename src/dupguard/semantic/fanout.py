@@ -12,29 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .catalog import Entry, Kind
-from .model import Binding, Call, Function, Model
-from .shared import is_guarded
+import libcst as cst
 
-ASYNC_FANOUT = {
-    "asyncio.gather",
-    "asyncio.wait",
-    "asyncio.as_completed",
-    "asyncio.create_task",
-    "asyncio.ensure_future",
-    "anyio.create_task_group",
-}
-ASYNC_SPAWN_METHODS = {"create_task", "start_soon", "ensure_future", "spawn"}
-THREAD_CALLS = {"threading.Thread", "asyncio.to_thread", "concurrent.futures.ThreadPoolExecutor.submit"}
-THREAD_METHODS = {"submit", "map", "run_in_executor", "apply_async", "imap", "imap_unordered", "starmap"}
-INHERENTLY_MANY = {"map", "imap", "imap_unordered", "starmap"}
+from .catalog import Entry, Kind
+from .catalog_data import ASYNC_FANOUT, ASYNC_WAITS, THREAD_CALLS
+from .guards import serialised
+from .model import Binding, Call, Function, Model, analysis
+from .vocabulary import ASYNC_SPAWN_METHODS, INHERENTLY_MANY, THREAD_METHODS
 
 
 @dataclass(eq=False)
 class AgentRun:
     """One start of a stateful agent: the run call or the bound-method reference."""
 
-    node: object
+    node: cst.CSTNode
     agent: Binding
     in_comprehension: bool
     shared_state: bool = False
@@ -66,7 +57,8 @@ def agent_binding(model: Model, receiver: str | None, fn: Function | None) -> Bi
     if not receiver or "(" in receiver or "[" in receiver:
         return None
     if receiver.startswith("self.") and fn is not None and fn.class_name:
-        binding = next((b for b in model.bindings if b.target == receiver and b.class_name == fn.class_name), None)
+        members = model.member_bindings(fn.class_name, receiver)
+        binding = members[0] if members else None
     elif "." in receiver:
         return None
     else:
@@ -102,10 +94,15 @@ def _deeper(inner: Call, outer: Call) -> bool:
     return len(inner.loops) > len(outer.loops)
 
 
-def _direct_runs(model: Model, fan: Call) -> Iterator[AgentRun]:
-    for call in model.calls:
-        if fan not in call.outer:
-            continue
+@analysis
+def _direct_runs(model: Model, fan: Call) -> list[AgentRun]:
+    """Runs started by the calls nested in ``fan``'s arguments (memoised: a spawn is compared
+    with every other spawn of its function)."""
+    return list(_find_direct_runs(model, fan))
+
+
+def _find_direct_runs(model: Model, fan: Call) -> Iterator[AgentRun]:
+    for call in model.calls_within(fan):
         if call.receiver and call.method:
             binding = agent_binding(model, call.receiver, call.function)
             if binding is not None and _runs_method(model, binding, call.method):
@@ -129,7 +126,7 @@ def _direct_runs(model: Model, fan: Call) -> Iterator[AgentRun]:
 def _helper_runs(model: Model, helper: Function) -> Iterator[AgentRun]:
     """Unguarded runs, inside a module-local helper, of an agent the helper does not create."""
     for call in helper.calls:
-        if is_guarded(call):
+        if serialised(call):
             continue
         target, method = (call.receiver, call.method) if call.method else (call.func, "__call__")
         binding = agent_binding(model, target, helper)
@@ -187,17 +184,25 @@ def _repeated(fan: Call, spawns: list[Call]) -> bool:
     return bool(own_loops) or sum(1 for s in spawns if s.function is fan.function) > 1
 
 
+def _by_function(calls: list[Call]) -> dict[Function | None, list[Call]]:
+    out: dict[Function | None, list[Call]] = {}
+    for call in calls:
+        out.setdefault(call.function, []).append(call)
+    return out
+
+
 def async_fanouts(model: Model) -> Iterator[FanOut]:
-    spawns = [
-        c
-        for c in model.calls
-        if _is_async_fanout(c) and c.callee not in ("asyncio.gather", "asyncio.wait", "asyncio.as_completed")
-    ]
+    spawns = [c for c in model.calls if _is_async_fanout(c) and c.callee not in ASYNC_WAITS]
+    is_spawn = set(spawns)
+    # ``_repeated`` only counts the spawns of the fan-out's own function
+    spawns_in = _by_function(spawns)
     for call in model.calls:
         if not _is_async_fanout(call) or any(_is_async_fanout(o) for o in call.outer):
             continue
-        runs = list(_direct_runs(model, call))
-        many = call in spawns and _repeated(call, [s for s in spawns if _same_agent(model, s, runs)])
+        runs = _direct_runs(model, call)
+        many = call in is_spawn and _repeated(
+            call, [s for s in spawns_in.get(call.function, ()) if _same_agent(model, s, runs)]
+        )
         yield from _group(call, runs, many)
 
 
@@ -206,18 +211,25 @@ def _same_agent(model: Model, spawn: Call, runs: list[AgentRun]) -> bool:
     return any(id(r.agent) in agents for r in _direct_runs(model, spawn))
 
 
+@analysis
+def _thread_runs(model: Model, call: Call) -> list[AgentRun]:
+    return list(_reference_runs(model, call)) + _direct_runs(model, call)
+
+
 def thread_fanouts(model: Model) -> Iterator[FanOut]:
     candidates = [c for c in model.calls if _is_thread_fanout(c)]
+    # ``_repeated`` only counts the candidates of the fan-out's own function
+    candidates_in = _by_function(candidates)
     for call in candidates:
-        runs = list(_reference_runs(model, call)) + list(_direct_runs(model, call))
+        runs = _thread_runs(model, call)
         if not runs:
             continue
         many = call.method in INHERENTLY_MANY or _repeated(
-            call, [c for c in candidates if _same_agent_refs(model, c, runs)]
+            call, [c for c in candidates_in.get(call.function, ()) if _same_agent_refs(model, c, runs)]
         )
         yield from _group(call, runs, many)
 
 
 def _same_agent_refs(model: Model, call: Call, runs: list[AgentRun]) -> bool:
     agents = {id(r.agent) for r in runs}
-    return any(id(r.agent) in agents for r in list(_reference_runs(model, call)) + list(_direct_runs(model, call)))
+    return any(id(r.agent) in agents for r in _thread_runs(model, call))

@@ -5,18 +5,29 @@ pattern is a bug: what a name refers to (imports → qualified names), what obje
 binding holds (catalog kind), where code runs (request handler, worker, startup hook,
 script) and whether a use is guarded (a lock, a session store, an idempotency check).
 Rules never walk the tree themselves; they read these records.
+
+The model owns the facts derived from its records, so that every query costs the same
+whatever the size of the file (bench/sizes.py: 1k to 100k lines):
+
+* **indexes**, built once when the walk is over (``finalize``) or on first use: functions by
+  name and scope, bindings by name and scope, calls by node, by source order, by loop and by
+  enclosing call. A query is a dictionary lookup, never a scan of every record;
+* **analyses** that rules share (does this call run an agent? which calls reach this
+  function?) are declared with ``@analysis`` and memoised in the model (``Model.memo``), one
+  value per model and arguments, so that no module attaches caches to the model from outside.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar, cast
+
+import libcst as cst
 
 from . import entrypoints as ep
 from .catalog import Catalog, Entry, Kind
-
-if TYPE_CHECKING:
-    import libcst as cst
 
 
 def string_value(node: cst.CSTNode | None) -> str | bytes | None:
@@ -58,9 +69,14 @@ class Arg:
 
 @dataclass(eq=False)
 class Call:
-    """One call expression and everything around it that a rule may ask about."""
+    """One call expression and everything around it that a rule may ask about.
 
-    node: cst.Call = field(repr=False)
+    ``node`` is the ``cst.Call`` for the records in ``Model.calls``; ``Model.augmented`` holds
+    ``x += y`` as calls of ``__iadd__`` whose node is the ``cst.AugAssign``, and DUP401/402
+    make records for bare registration decorators (``@agent.tool``) whose node is the
+    decorator expression."""
+
+    node: cst.BaseExpression | cst.AugAssign = field(repr=False)
     func: str | None  # dotted text of the callee expression: "agent.achat", "get_agent().run"
     callee: str | None  # resolved qualified name when the head is imported: "asyncio.gather"
     receiver: str | None  # dotted text of the object a method is called on: "agent"
@@ -120,7 +136,7 @@ class Decorator:
     dotted: str | None  # "app.post", "lru_cache"
     callee: str | None  # resolved: "functools.lru_cache"
     call: Call | None  # when the decorator is called: @app.post("/chat") (linked after the walk)
-    node: cst.BaseExpression | None = None
+    node: cst.BaseExpression  # the decorator expression
 
 
 @dataclass(eq=False)
@@ -165,6 +181,54 @@ class ConstantKey:
 
 SESSION_KEYS = ("thread_id", "session_id", "chat_store_key", "conversation_id")
 
+F = TypeVar("F", bound=Callable[..., Any])
+_BUSY = object()  # marks an analysis whose value is being computed (a cycle in the call graph)
+
+
+def analysis(func: F) -> F:
+    """Declare ``func(model, *args)`` an analysis of the model: computed once per model and
+    arguments, and kept in ``Model.memo`` (the one place a derived fact is stored).
+
+    Arguments are keys as they are: the model's records (``Call``, ``Function``, ``Loop``…) and
+    libcst nodes hash by identity, strings and ``None`` by value."""
+
+    def memoised(model: Model, *args: Hashable) -> Any:
+        key = (func, *args)
+        memo = model.memo
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = func(model, *args)
+            return value
+
+    return cast(F, functools.wraps(func)(memoised))
+
+
+def recursive_analysis(on_cycle: Callable[[], Any]) -> Callable[[F], F]:
+    """``analysis`` for one that follows the module's call graph: while ``func(model, x)`` is
+    being computed, a nested request for the same ``x`` (a call cycle) gets ``on_cycle()``
+    instead of recursing forever; the cycle then contributes nothing."""
+
+    def declare(func: F) -> F:
+        def memoised(model: Model, *args: Hashable) -> Any:
+            key = (func, *args)
+            memo = model.memo
+            value = memo.get(key, None)
+            if value is _BUSY:
+                return on_cycle()
+            if value is None and key not in memo:
+                memo[key] = _BUSY
+                try:
+                    value = memo[key] = func(model, *args)
+                except BaseException:
+                    del memo[key]
+                    raise
+            return value
+
+        return cast(F, functools.wraps(func)(memoised))
+
+    return declare
+
 
 @dataclass
 class Model:
@@ -185,9 +249,24 @@ class Model:
     imports_django: bool = False
     # qualified names of the user's idempotency checks (``extend-idempotency-guards``)
     idempotency_guards: frozenset[str] = frozenset()
-    # indexes built by finalize()
+    # the values of ``@analysis`` functions, by (function, *arguments)
+    memo: dict[tuple[Hashable, ...], Any] = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------ indexes (finalize)
+
+    # id(cst.Call) → its record
     _call_index: dict[int, Call] = field(default_factory=dict, repr=False)
-    _by_target: dict[str, list[Binding]] = field(default_factory=dict, repr=False)
+    # (target, function or None) → the bindings of ``target`` made in that function, in order
+    _scoped_bindings: dict[tuple[str, Function | None], list[Binding]] = field(default_factory=dict, repr=False)
+    # target → the latest module-level binding outside ``if __name__ == "__main__":``
+    _module_bindings: dict[str, Binding] = field(default_factory=dict, repr=False)
+    # (class name, target) → bindings of ``target`` in that class's body or methods, in order
+    _member_bindings: dict[tuple[str, str], list[Binding]] = field(default_factory=dict, repr=False)
+    # name → the first top-level function; (name, enclosing function) → the first nested one;
+    # (name, class name) → the first method
+    _top_functions: dict[str, Function] = field(default_factory=dict, repr=False)
+    _nested_functions: dict[tuple[str, Function], Function] = field(default_factory=dict, repr=False)
+    _methods: dict[tuple[str, str], Function] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ names
 
@@ -211,17 +290,18 @@ class Model:
     def function_named(
         self, name: str, class_name: str | None = None, within: Function | None = None
     ) -> Function | None:
-        """A function by name: nested in ``within`` (or its parents) first, then top level."""
+        """A function by name: nested in ``within`` (or its parents) first, then top level
+        (or the method of ``class_name``); the first one in source order at each level."""
         scope = within
+        nested = self._nested_functions
         while scope is not None:
-            for fn in self.functions:
-                if fn.name == name and fn.parent is scope and fn.class_name is None:
-                    return fn
-            scope = scope.parent
-        for fn in self.functions:
-            if fn.name == name and fn.class_name == class_name and (fn.parent is None or class_name):
+            fn = nested.get((name, scope))
+            if fn is not None:
                 return fn
-        return None
+            scope = scope.parent
+        if class_name is None:
+            return self._top_functions.get(name)
+        return self._methods.get((name, class_name))
 
     def called_function(self, call: Call) -> Function | None:
         """The module-local function or method a call reaches (the light call graph)."""
@@ -238,6 +318,10 @@ class Model:
             if cls in self.classes:
                 return self.function_named(call.method or "", cls)
         return None
+
+    def callers(self, fn: Function) -> list[Call]:
+        """The calls that reach ``fn`` (``called_function``), in source order."""
+        return _callers(self).get(fn, [])
 
     def contexts_of(self, fn: Function | None, *, in_main: bool = False) -> set[str]:
         if fn is None:
@@ -258,20 +342,38 @@ class Model:
             if name in fn.global_names:
                 break
             if name in fn.local_names:
-                found = None
-                for b in self._by_target.get(name, ()):
-                    if b.function is fn:
-                        found = b
-                return found
+                found = self._scoped_bindings.get((name, fn))
+                return found[-1] if found else None
             fn = fn.parent
-        return self.module_binding(name)
+        return self._module_bindings.get(name)
 
     def module_binding(self, target: str) -> Binding | None:
-        found = None
-        for b in self._by_target.get(target, ()):
-            if b.scope == "module" and not b.in_main:
-                found = b
-        return found
+        return self._module_bindings.get(target)
+
+    def bindings_in(self, target: str, fn: Function | None) -> list[Binding]:
+        """Every binding of ``target`` made in ``fn`` (at module or class level when None),
+        in source order."""
+        return self._scoped_bindings.get((target, fn), [])
+
+    def bindings_under(self, suite: cst.CSTNode) -> list[Binding]:
+        """The bindings made in the block ``suite`` (an ``IndentedBlock``) or in a block nested
+        in it, in source order."""
+        return _bindings_by_suite(self).get(id(suite), [])
+
+    def member_bindings(self, class_name: str, target: str) -> list[Binding]:
+        """Bindings of ``target`` (``x`` in a class body, ``self.x`` in a method) in the class
+        ``class_name``, in source order."""
+        return self._member_bindings.get((class_name, target), [])
+
+    def binding_of(self, text: str, fn: Function | None) -> Binding | None:
+        """The binding ``text`` refers to in ``fn``: the latest ``self.x = ...`` of ``fn``'s
+        class for ``self.x``, the visible binding for a plain name, else None."""
+        if text.startswith("self.") and fn is not None and fn.class_name:
+            found = self._member_bindings.get((fn.class_name, text))
+            return found[-1] if found else None
+        if "." in text or "(" in text or "[" in text:
+            return None
+        return self.local_binding(text, fn)
 
     def kind_of_expr_call(self, call: Call | None, depth: int = 0) -> tuple[Kind | None, Entry | None]:
         """What a call builds: a catalog entry directly, or through a module-local factory."""
@@ -286,25 +388,113 @@ class Model:
         fn = self.called_function(call)
         if fn is not None:
             for ret in fn.returns:
-                ret_call = self.call_for_node(ret)
-                if ret_call is None and _is_name(ret):
-                    b = self.local_binding(ret.value, fn)  # type: ignore[attr-defined]
-                    ret_call = b.value_call if b else None
-                kind, entry = self.kind_of_expr_call(ret_call, depth + 1)
-                if kind is not None:
-                    return kind, entry
+                ret_call = self.returned_call(ret, fn)
+                found_kind, found_entry = self.kind_of_expr_call(ret_call, depth + 1)
+                if found_kind is not None:
+                    return found_kind, found_entry
         return None, None
+
+    def returned_call(self, ret: cst.BaseExpression, fn: Function) -> Call | None:
+        """The call a ``return`` value is: the call itself, or the call bound to the name it
+        returns (``agent = Agent(...); return agent``)."""
+        call = self._call_index.get(id(ret))
+        if call is None and type(ret) is cst.Name:
+            binding = self.local_binding(ret.value, fn)
+            call = binding.value_call if binding else None
+        return call
 
     def call_for_node(self, node: cst.CSTNode) -> Call | None:
         return self._call_index.get(id(node))
 
+    # ------------------------------------------------------------------ order
+
+    def order(self, call: Call) -> int:
+        """Source order of a call among ``calls`` (-1 for a record that is not one of them)."""
+        return _call_order(self).get(call, -1)
+
+    def function_order(self, fn: Function) -> int:
+        """Source order of a function among ``functions``."""
+        return _function_order(self)[fn]
+
+    def calls_in(self, loop: Loop) -> list[Call]:
+        """The calls inside ``loop`` (in any function), in source order."""
+        return _calls_by_loop(self).get(loop, [])
+
+    def calls_within(self, call: Call) -> list[Call]:
+        """The calls nested in ``call``'s arguments (at any depth), in source order."""
+        return _calls_by_outer(self).get(call, [])
+
     def finalize(self) -> None:
         """Index the records once the walk is over (queries run many times per file)."""
         self._call_index = {id(c.node): c for c in self.calls}
-        self._by_target = {}
+        scoped: dict[tuple[str, Function | None], list[Binding]] = {}
+        members: dict[tuple[str, str], list[Binding]] = {}
+        module: dict[str, Binding] = {}
         for b in self.bindings:
-            self._by_target.setdefault(b.target, []).append(b)
+            scoped.setdefault((b.target, b.function), []).append(b)
+            if b.class_name is not None:
+                members.setdefault((b.class_name, b.target), []).append(b)
+            if b.scope == "module" and not b.in_main:
+                module[b.target] = b
+        self._scoped_bindings, self._member_bindings, self._module_bindings = scoped, members, module
+        top: dict[str, Function] = {}
+        nested: dict[tuple[str, Function], Function] = {}
+        methods: dict[tuple[str, str], Function] = {}
+        for fn in self.functions:
+            if fn.class_name is not None:
+                methods.setdefault((fn.name, fn.class_name), fn)
+            elif fn.parent is None:
+                top.setdefault(fn.name, fn)
+            else:
+                nested.setdefault((fn.name, fn.parent), fn)
+        self._top_functions, self._nested_functions, self._methods = top, nested, methods
 
 
-def _is_name(node: cst.CSTNode) -> bool:
-    return type(node).__name__ == "Name"
+# indexes that only some rules need: built on first use
+
+
+@analysis
+def _call_order(model: Model) -> dict[Call, int]:
+    return {c: i for i, c in enumerate(model.calls)}
+
+
+@analysis
+def _function_order(model: Model) -> dict[Function, int]:
+    return {fn: i for i, fn in enumerate(model.functions)}
+
+
+@analysis
+def _callers(model: Model) -> dict[Function, list[Call]]:
+    out: dict[Function, list[Call]] = {}
+    for call in model.calls:
+        fn = model.called_function(call)
+        if fn is not None:
+            out.setdefault(fn, []).append(call)
+    return out
+
+
+@analysis
+def _bindings_by_suite(model: Model) -> dict[int, list[Binding]]:
+    out: dict[int, list[Binding]] = {}
+    for b in model.bindings:
+        for suite in b.branch:
+            out.setdefault(suite, []).append(b)
+    return out
+
+
+@analysis
+def _calls_by_loop(model: Model) -> dict[Loop, list[Call]]:
+    out: dict[Loop, list[Call]] = {}
+    for call in model.calls:
+        for loop in call.loops:
+            out.setdefault(loop, []).append(call)
+    return out
+
+
+@analysis
+def _calls_by_outer(model: Model) -> dict[Call, list[Call]]:
+    out: dict[Call, list[Call]] = {}
+    for call in model.calls:
+        for outer in call.outer:
+            out.setdefault(outer, []).append(call)
+    return out

@@ -10,34 +10,18 @@ made per call on a long-lived target, and is one registration repeated on the sa
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import libcst as cst
 
 from .catalog import Kind, Registration
-from .lifetimes import PerCall, bound_outside, code_of, is_guarded, is_removal, lifetime, per_call, removed_in_scope
-from .model import Call, Model
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-# Keyword arguments that carry the handler, per registration style.
-HANDLER_KWARGS = (
-    "handler",
-    "hook",
-    "reply_func",
-    "callback",
-    "f",
-    "func",
-    "function",
-    "processor",
-    "filter",
-    "tool",
-    "event_handler",
-    "span_handler",
-)
-# ``autogen.register_function(f, caller=a, executor=b)`` registers on the agents it is given.
-TARGET_KWARGS = ("caller", "executor", "agent")
+from .guards import once_only
+from .lifetimes import PerCall, bound_outside, is_removal, lifetime, per_call, removed_in_scope
+from .model import Call, Function, Model, analysis
+from .nodes import code_of
+from .vocabulary import HANDLER_KWARGS, OTHER_LIBRARIES, TARGET_KWARGS
 
 
 @dataclass(eq=False)
@@ -56,8 +40,15 @@ class Site:
         return self.registration.method
 
 
-def _imported_tops(model: Model) -> set[str]:
-    return {q.split(".")[0] for q in model.imports.values()}
+@analysis
+def _imported_tops(model: Model) -> frozenset[str]:
+    return frozenset(q.split(".")[0] for q in model.imports.values())
+
+
+@analysis
+def _catalog_tops(model: Model) -> frozenset[str]:
+    """Top-level packages of the catalog's callables (``llama_index``, ``agents``…)."""
+    return frozenset(n.split(".")[0] for n in model.catalog.by_name)
 
 
 def _framework_imported(model: Model, reg: Registration) -> bool:
@@ -72,31 +63,6 @@ def _framework_imported(model: Model, reg: Registration) -> bool:
         if token in tops or any(top in (stem, tail) or top.split("_")[0] == stem for top in tops):
             return True
     return False
-
-
-# Libraries with registration methods of the same names (add_handler, add_callback…) whose
-# registrations have nothing to do with agent tool calls.
-OTHER_LIBRARIES = frozenset(
-    {
-        "telegram",
-        "aiogram",
-        "discord",
-        "slack_bolt",
-        "tornado",
-        "asyncio",
-        "logging",
-        "signal",
-        "atexit",
-        "tkinter",
-        "PyQt5",
-        "PyQt6",
-        "PySide2",
-        "PySide6",
-        "kivy",
-        "pygame",
-        "watchdog",
-    }
-)
 
 
 def _receiver_class(model: Model, call: Call) -> str | None:
@@ -120,7 +86,7 @@ def _receiver_class(model: Model, call: Call) -> str | None:
 
 def _matches_receivers(model: Model, call: Call, reg: Registration) -> bool:
     if not reg.receivers:
-        tops = {n.split(".")[0] for n in model.catalog.by_name}
+        tops = _catalog_tops(model)
         if not call.receiver and call.callee:
             # an imported function (``from agents import add_trace_processor``): the import says
             # which framework it is
@@ -149,10 +115,9 @@ def _handler(call: Call) -> tuple[str, cst.CSTNode | None]:
     return code_of(call.node), None
 
 
+@analysis
 def sites(model: Model) -> list[Site]:
-    cached = getattr(model, "_dg_registrations", None)
-    if cached is not None:
-        return cached
+    """Every registration call of the file, in source order, then the bare decorator ones."""
     out: list[Site] = []
     regs = model.catalog.registrations
     for call in model.calls:
@@ -173,16 +138,22 @@ def sites(model: Model) -> list[Site]:
             handler, node = decorated.name, None
         out.append(Site(call, reg, targets, handler, node, decorator=decorated is not None))
     out.extend(_bare_decorator_sites(model))
-    model._dg_registrations = out  # type: ignore[attr-defined]
     return out
 
 
-def _decorated_by(model: Model, call: Call):
-    """The function a registration call decorates (``@assistant.register_for_llm(...)``)."""
+@analysis
+def _decorated_functions(model: Model) -> dict[int, Function]:
+    """id(decorator expression) → the (first) function it decorates."""
+    out: dict[int, Function] = {}
     for fn in model.functions:
-        if any(d.node is call.node for d in fn.decorators):
-            return fn
-    return None
+        for d in fn.decorators:
+            out.setdefault(id(d.node), fn)
+    return out
+
+
+def _decorated_by(model: Model, call: Call) -> Function | None:
+    """The function a registration call decorates (``@assistant.register_for_llm(...)``)."""
+    return _decorated_functions(model).get(id(call.node))
 
 
 def _bare_decorator_sites(model: Model) -> list[Site]:
@@ -194,7 +165,7 @@ def _bare_decorator_sites(model: Model) -> list[Site]:
         if fn.parent is None:
             continue  # module or class level: runs once
         for dec in fn.decorators:
-            if dec.call is not None or not dec.dotted or "." not in dec.dotted or dec.node is None:
+            if dec.call is not None or not dec.dotted or "." not in dec.dotted:
                 continue
             receiver, _, method = dec.dotted.rpartition(".")
             reg = regs.get(method)
@@ -205,7 +176,7 @@ def _bare_decorator_sites(model: Model) -> list[Site]:
                 func=dec.dotted,
                 callee=dec.callee,
                 receiver=receiver,
-                method=method,  # type: ignore[arg-type]
+                method=method,
                 args=(),
                 function=fn.parent,
                 loops=(),
@@ -246,7 +217,7 @@ def per_call_registrations(model: Model) -> Iterator[PerCallRegistration]:
                 life = "loop-invariant"
             if life in (None, "local"):
                 continue
-            if is_guarded(model, call, target, site.handler) or removed_in_scope(model, call, target):
+            if once_only(model, call, target, site.handler) or removed_in_scope(model, call, target):
                 continue
             yield PerCallRegistration(site, target, why, life)
             break
@@ -255,17 +226,31 @@ def per_call_registrations(model: Model) -> Iterator[PerCallRegistration]:
 # ---------------------------------------------------------------------- DUP402
 
 
+@analysis
+def _binding_seqs(model: Model) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """(head of the target → seqs, target → seqs) of every binding, ascending."""
+    by_head: dict[str, list[int]] = {}
+    by_target: dict[str, list[int]] = {}
+    for b in model.bindings:
+        by_head.setdefault(b.target.split(".")[0], []).append(b.seq)
+        by_target.setdefault(b.target, []).append(b.seq)
+    return by_head, by_target
+
+
+def _any_between(seqs: list[int], lo: int, hi: int) -> bool:
+    """Is some value of the ascending ``seqs`` in ``(lo, hi]``?"""
+    at = bisect_right(seqs, lo)
+    return at < len(seqs) and seqs[at] <= hi
+
+
 def _same_object(model: Model, first: Call, second: Call, text: str) -> bool:
     """``text`` names the same object at both calls: no rebinding of its head in between."""
     head = text.replace("()", "").replace("[]", "").split(".")[0]
     if not head:
         return False
-    lo, hi = model.calls.index(first), model.calls.index(second)
-    for b in model.bindings:
-        if b.target.split(".")[0] == head or b.target == text:
-            if lo < b.seq <= hi:
-                return False
-    return True
+    lo, hi = model.order(first), model.order(second)
+    by_head, by_target = _binding_seqs(model)
+    return not (_any_between(by_head.get(head, []), lo, hi) or _any_between(by_target.get(text, []), lo, hi))
 
 
 def _on_path(first: Call, second: Call) -> bool:
@@ -291,13 +276,21 @@ def _deduped_by_target(model: Model, site: Site) -> bool:
 def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
     """(first, second): the same registration call (same target, handler and arguments)
     made twice on one path through one scope, with the target not rebound in between."""
-    all_sites = sites(model)
-    all_sites = [site for site in all_sites if not site.decorator]  # each decorates another def
-    for i, second in enumerate(all_sites):
-        for first in all_sites[:i]:
-            if first.method != second.method or not first.call.node.deep_equals(second.call.node):
-                continue
-            if not _on_path(first.call, second.call):
+    all_sites = [site for site in sites(model) if not site.decorator]  # each decorates another def
+    # only the same method called with the same text, in one scope, can repeat a registration
+    earlier: dict[tuple[object, ...], list[Site]] = {}
+    for second in all_sites:
+        call = second.call
+        key = (
+            second.method,
+            call.function,
+            call.in_main,
+            call.func,
+            tuple((a.keyword, a.star, a.dotted) for a in call.args),
+        )
+        group = earlier.setdefault(key, [])
+        for first in group:
+            if not first.call.node.deep_equals(call.node) or not _on_path(first.call, call):
                 continue
             texts = [t for t in second.targets if t] + [a.dotted for a in second.call.args if a.dotted]
             if not all(_same_object(model, first.call, second.call, t) for t in texts):
@@ -308,11 +301,20 @@ def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
                 continue
             yield first, second
             break
+        group.append(second)
+
+
+@analysis
+def _removal_orders(model: Model) -> dict[str | None, list[int]]:
+    """Receiver → source order of the calls that undo a registration on it, ascending."""
+    out: dict[str | None, list[int]] = {}
+    for i, call in enumerate(model.calls):
+        if is_removal(call.method):
+            out.setdefault(call.receiver, []).append(i)
+    return out
 
 
 def removed_in_scope_between(model: Model, first: Call, second: Call, target: str) -> bool:
-    lo, hi = model.calls.index(first), model.calls.index(second)
-    for call in model.calls[lo + 1 : hi]:
-        if call.receiver == target and is_removal(call.method):
-            return True
-    return False
+    """Is the registration on ``target`` undone between the two calls?"""
+    lo, hi = model.order(first), model.order(second)
+    return _any_between(_removal_orders(model).get(target, []), lo, hi - 1)

@@ -26,53 +26,25 @@ retrying 1.3 (``retrying.retry``), retry 0.9 (``retry.retry``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .builder import dotted
-from .model import Call, Decorator, Function, Loop, Model
-from .runs import TOOL_EXEC_RE, Run, call_guarded, call_index, guarded_in, helper_runs, names_in, once_context, run_at
+import libcst as cst
 
-if TYPE_CHECKING:
-    import libcst as cst
-
-RETRY_DECORATORS = {
-    "tenacity.retry",
-    "tenacity.asyncio.retry",
-    "backoff.on_exception",
-    "backoff.on_predicate",
-    "stamina.retry",
-    "retrying.retry",
-    "retry.retry",
-    "retry.api.retry",
-    "opnieuw.retry",
-    "async_retrying.retry",
-    "aioretry.retry",
-}
-# Iterables that are retry loops by construction: ``for attempt in Retrying(...): with attempt:``
-RETRYING_ITERABLES = {
-    "tenacity.Retrying",
-    "tenacity.AsyncRetrying",
-    "tenacity.asyncio.AsyncRetrying",
-    "stamina.retry_context",
-}
-COUNTED_ITERABLES = {"range", "builtins.range", "itertools.count", "itertools.repeat"}
-RETRY_TARGET_WORDS = ("attempt", "retry", "retries", "tries", "try_", "trial")
-# keyword arguments that make a retry decorator try only once
-SINGLE_ATTEMPT = {
-    "max_tries": 1,
-    "attempts": 1,
-    "stop_max_attempt_number": 1,
-    "tries": 1,
-    "max_attempts": 1,
-    "max_retries": 0,
-    "retries": 0,
-}
-# the project's own retry decorators (``@async_retry(max_retries=5)``, ``@with_retries``): by name
-RETRY_NAME_RE = re.compile(r"retry|retries|retrying|backoff", re.IGNORECASE)
-NOT_RETRY_RE = re.compile(r"^_*(no|without|skip|disable)_?retr", re.IGNORECASE)
+from .catalog_data import COUNTED_ITERABLES, INPUT_FUNCS, RETRY_DECORATORS, RETRYING_ITERABLES
+from .guards import idempotent, idempotent_in, once_context
+from .model import Call, Decorator, Function, Loop, Model, analysis
+from .nodes import LEAVING, dotted, loop_parts, names_in, small_statements
+from .runs import Run, helper_runs, run_at
+from .vocabulary import (
+    INPUT_METHODS,
+    LIBRARY_ROOTS,
+    NOT_RETRY_RE,
+    RETRY_NAME_RE,
+    RETRY_TARGET_WORDS,
+    SINGLE_ATTEMPT,
+    TOOL_EXEC_RE,
+)
 
 
 @dataclass(eq=False)
@@ -87,13 +59,18 @@ class Retry:
 
 
 def _loop_targets(loop: Loop) -> set[str]:
+    """The names a ``for`` loop or a comprehension (all its ``for`` clauses) binds."""
     node = loop.node
-    kind = type(node).__name__
-    if kind == "For":
-        return names_in(node.target)  # type: ignore[attr-defined]
-    if kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
+    if type(node) is cst.For:
+        return names_in(node.target)
+    if (
+        type(node) is cst.ListComp
+        or type(node) is cst.SetComp
+        or type(node) is cst.GeneratorExp
+        or type(node) is cst.DictComp
+    ):
         out: set[str] = set()
-        comp = node.for_in  # type: ignore[attr-defined]
+        comp: cst.CompFor | None = node.for_in
         while comp is not None:
             out |= names_in(comp.target)
             comp = comp.inner_for_in
@@ -101,14 +78,9 @@ def _loop_targets(loop: Loop) -> set[str]:
     return set()
 
 
-def loop_iterable(loop: Loop) -> cst.CSTNode | None:
-    node = loop.node
-    kind = type(node).__name__
-    if kind == "For":
-        return node.iter  # type: ignore[attr-defined]
-    if kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
-        return node.for_in.iter  # type: ignore[attr-defined]
-    return None
+def loop_iterable(loop: Loop) -> cst.BaseExpression | None:
+    parts = loop_parts(loop.node)
+    return parts[1] if parts is not None else None
 
 
 def _retry_shaped(loop: Loop) -> str | None:
@@ -130,9 +102,7 @@ def _except_retries(try_node: cst.CSTNode) -> bool:
         body = handler.body.body
         if not body:
             return True
-        last = body[-1]
-        smalls = last.body if type(last).__name__ == "SimpleStatementLine" else ()
-        if not any(type(s).__name__ in ("Raise", "Return", "Break") for s in smalls):
+        if not any(type(s) in LEAVING for s in small_statements(body[-1])):
             return True
     return False
 
@@ -146,7 +116,7 @@ def _retry_try(loop: Loop, call: Call) -> bool:
     for frame in call.trys:
         if frame.part != "body":
             continue
-        try_body = id(frame.node.body)  # type: ignore[attr-defined]
+        try_body = id(getattr(frame.node, "body", None))
         # the try's suite is nested in the loop's suite: the try is inside the loop
         if try_body in call.branch and call.branch.index(try_body) > loop_depth and _except_retries(frame.node):
             return True
@@ -156,24 +126,29 @@ def _retry_try(loop: Loop, call: Call) -> bool:
 def _small_count(loop: Loop) -> bool:
     """``range(3)``, ``range(MAX_RETRIES)``: a retry budget, not a work list."""
     iterable = loop_iterable(loop)
-    args = getattr(iterable, "args", ())
-    if len(args) != 1:
+    if type(iterable) is not cst.Call or len(iterable.args) != 1:
         return False
-    value = args[0].value
-    if type(value).__name__ == "Integer":
+    value = iterable.args[0].value
+    if type(value) is cst.Integer:
         return int(value.value, 0) <= 10
     text = (dotted(value) or "").lower()
     return any(w in text for w in ("retr", "attempt", "tries"))
 
 
+@analysis
+def _rebound_in_body(model: Model, loop: Loop) -> frozenset[str]:
+    """Plain names the loop's body (re)binds in the loop's own function."""
+    body = getattr(loop.node, "body", None)
+    if body is None:
+        return frozenset()
+    return frozenset(
+        b.target for b in model.bindings_under(body) if b.function is loop.function and "." not in b.target
+    )
+
+
 def _variant_names(model: Model, loop: Loop, call: Call) -> set[str]:
     """Names whose value may differ between iterations of ``loop``, as seen by ``call``."""
-    variant = set(_loop_targets(loop))
-    body = getattr(loop.node, "body", None)
-    body_id = id(body) if body is not None else None
-    for b in model.bindings:
-        if b.function is loop.function and body_id in b.branch and "." not in b.target:
-            variant.add(b.target)
+    variant = set(_loop_targets(loop)) | _rebound_in_body(model, loop)
     inner = call.loops[call.loops.index(loop) + 1 :] if loop in call.loops else ()
     for sub in inner:
         iterable = loop_iterable(sub)
@@ -195,11 +170,11 @@ def _arg_names(call: Call) -> set[str]:
 
 def _loop_label(loop: Loop) -> str:
     node = loop.node
-    if type(node).__name__ == "For":
-        iterable = node.iter  # type: ignore[attr-defined]
-        text = dotted(getattr(iterable, "func", iterable)) or "..."
-        args = getattr(iterable, "args", None)
-        if args is not None:
+    if type(node) is cst.For:
+        iterable = node.iter
+        text = dotted(iterable.func if type(iterable) is cst.Call else iterable) or "..."
+        if type(iterable) is cst.Call:
+            args = iterable.args
             shown = [dotted(a.value) or getattr(a.value, "value", None) for a in args]
             inner = (
                 ", ".join(str(x) for x in shown)
@@ -207,7 +182,7 @@ def _loop_label(loop: Loop) -> str:
                 else "..."
             )
             text = f"{text}({inner})"
-        return f"for {dotted(node.target) or '...'} in {text}"  # type: ignore[attr-defined]
+        return f"for {dotted(node.target) or '...'} in {text}"
     test = getattr(node, "test", None)
     return f"while {dotted(test) or '...'}"
 
@@ -225,11 +200,11 @@ def retry_loops(model: Model) -> Iterator[Retry]:
 def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
     fn = loop.function
     target_words = " ".join(_loop_targets(loop)).lower()
-    for call in fn.calls if fn is not None else model.calls:
-        if loop not in call.loops or call.function is not fn:
+    for call in model.calls_in(loop):
+        if call.function is not fn:
             continue
         run = run_at(model, call)
-        if run is None or call_guarded(model, call):
+        if run is None or idempotent(model, call):
             continue
         if _arg_names(call) & _variant_names(model, loop, call):
             continue  # each iteration runs something new: a work list or a model↔tool loop
@@ -248,57 +223,44 @@ def _retried_run(model: Model, loop: Loop, shape: str) -> Run | None:
     return None
 
 
-INPUT_FUNCS = {"input", "builtins.input", "rich.prompt.Prompt.ask", "click.prompt", "typer.prompt"}
-INPUT_METHODS = {
-    "receive",
-    "receive_text",
-    "receive_json",
-    "receive_bytes",
-    "recv",
-    "recv_json",
-    "readline",
-    "read_message",
-    "get_message",
-    "next_message",
-    "wait_for_message",
-}
-
-
+@analysis
 def reads_input(model: Model, loop: Loop) -> bool:
     """Does each iteration read a new message (``input()``, ``await ws.receive_text()``)?"""
-    for call in model.calls:
-        if loop in call.loops and call.function is loop.function:
-            if call.func in INPUT_FUNCS or call.callee in INPUT_FUNCS or call.method in INPUT_METHODS:
-                return True
-    return False
+    return any(
+        call.function is loop.function
+        and (call.func in INPUT_FUNCS or call.callee in INPUT_FUNCS or call.method in INPUT_METHODS)
+        for call in model.calls_in(loop)
+    )
 
 
 def _exits_on_success(loop: Loop, call: Call) -> bool:
     """A ``while`` retry stops once an attempt succeeds: ``return agent.run(...)``, a ``break``
     or ``return`` in the ``try`` body, a ``break`` anywhere in the loop, or a counter/flag test.
     Without one it is a periodic job, not a retry."""
-    if loop.has_break or type(call.statement).__name__ == "Return" or _returns(call.statement):
+    if loop.has_break or _returns(call.statement):
         return True
     for frame in call.trys:
         if frame.part == "body":
-            for stmt in getattr(frame.node.body, "body", ()):  # type: ignore[attr-defined]
+            for stmt in getattr(getattr(frame.node, "body", None), "body", ()):
                 if _returns(stmt):
                     return True
     test = getattr(loop.node, "test", None)
-    return test is not None and type(test).__name__ in ("Comparison", "UnaryOperation", "Name") and not loop.while_true
+    return test is not None and type(test) in _FLAG_TESTS and not loop.while_true
+
+
+_FLAG_TESTS: frozenset[type[cst.CSTNode]] = frozenset({cst.Comparison, cst.UnaryOperation, cst.Name})
 
 
 def _returns(stmt: cst.CSTNode) -> bool:
-    smalls = getattr(stmt, "body", ()) if type(stmt).__name__ == "SimpleStatementLine" else ()
-    return any(type(s).__name__ in ("Return", "Break") for s in smalls)
+    return any(type(s) is cst.Return or type(s) is cst.Break for s in small_statements(stmt))
 
 
+@analysis
 def _loop_collects(model: Model, loop: Loop) -> bool:
     """The loop accumulates results (``translations.append(...)``): sampling N answers, not
     retrying one."""
     return any(
-        loop in c.loops and c.function is loop.function and c.method in ("append", "extend", "add", "insert")
-        for c in model.calls
+        c.function is loop.function and c.method in ("append", "extend", "add", "insert") for c in model.calls_in(loop)
     )
 
 
@@ -352,41 +314,12 @@ def _project_decorator(model: Model, dec: Decorator) -> bool:
     return root not in LIBRARY_ROOTS
 
 
-LIBRARY_ROOTS = {
-    "celery",
-    "dramatiq",
-    "rq",
-    "huey",
-    "tenacity",
-    "backoff",
-    "stamina",
-    "retrying",
-    "retry",
-    "urllib3",
-    "requests",
-    "httpx",
-    "aiohttp",
-    "google",
-    "botocore",
-    "boto3",
-    "openai",
-    "anthropic",
-    "langchain",
-    "langchain_core",
-    "llama_index",
-    "autogen",
-    "strands",
-    "agents",
-    "pydantic_ai",
-}
-
-
 def _decorated_run(model: Model, fn: Function) -> Run | None:
     """The run a retried function repeats: its own body's, or itself when it is a tool executor."""
     runs = helper_runs(model, fn)
     if runs:
         return runs[0]
-    if TOOL_EXEC_RE.match(fn.name) and not guarded_in(model, fn):
+    if TOOL_EXEC_RE.match(fn.name) and not idempotent_in(model, fn):
         # the decorated function *is* the tool execution (``execute_tool_call(call)``)
         first = next((c for c in fn.calls if c.function is fn), None)
         if first is not None and not once_context(first):  # ``@idempotent`` on the executor itself
@@ -400,4 +333,4 @@ def retries(model: Model) -> Iterator[Retry]:
     yield from retry_decorators(model)
 
 
-__all__ = ["Retry", "call_index", "loop_iterable", "retries", "retry_decorators", "retry_loops"]
+__all__ = ["Retry", "loop_iterable", "retries", "retry_decorators", "retry_loops"]

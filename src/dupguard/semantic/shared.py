@@ -9,25 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import libcst as cst
 
 from .catalog import USER_RUN_METHODS, Entry, Kind
-from .model import Binding, Call, Function, Model, _is_name
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-
-CACHING_DECORATORS = {
-    "functools.lru_cache",
-    "functools.cache",
-    "streamlit.cache_resource",
-    "streamlit.experimental_singleton",
-    "cachetools.cached",
-}
-LOCK_WORDS = ("lock", "semaphore", "mutex", "limiter")
-GUARD_METHODS = {"hold", "ahold", "use", "ause", "acquire"}
-GUARD_DECORATOR_WORDS = ("guarded", "synchronized", "serialized")
+from .catalog_data import DEPENDS, PROCESS_CACHES
+from .guards import serialised
+from .lifetimes import module_instances
+from .model import Arg, Binding, Call, Function, Model, analysis
+from .nodes import descendants
 
 
 @dataclass(eq=False)
@@ -43,32 +33,10 @@ class Shared:
     owner_class: str | None = None  # a class whose module-level instance holds it (self.x)
 
 
-def _lock_like(text: str) -> bool:
-    lowered = text.lower()
-    if any(word in lowered for word in LOCK_WORDS):
-        return True
-    tail = lowered.rsplit(".", 1)[-1]
-    return tail.rstrip("()") in GUARD_METHODS and tail.endswith("()")
-
-
-def is_guarded(call: Call) -> bool:
-    """Is the call inside ``with <lock>:`` / ``async with guard.hold():`` or a guarded function?"""
-    if any(_lock_like(w) for w in call.withs):
-        return True
-    fn = call.function
-    while fn is not None:
-        for dec in fn.decorators:
-            text = (dec.dotted or "").lower()
-            if any(word in text for word in GUARD_DECORATOR_WORDS):
-                return True
-        fn = fn.parent
-    return False
-
-
 def shared_objects(model: Model) -> Iterator[Shared]:
     """Every stateful object (agent or memory) that outlives a request in this file."""
     stateful = (Kind.AGENT, Kind.MEMORY)
-    instantiated_once = _module_level_instances(model)
+    instantiated_once = module_instances(model)
     for b in model.bindings:
         if b.in_main or b.value_call is None:
             continue
@@ -95,28 +63,13 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         ):
             yield Shared(b.target, b.statement, kind, entry, binding=b, owner_class=b.class_name)
     for fn in model.functions:
-        if not any(d.callee in CACHING_DECORATORS for d in fn.decorators):
+        if not any(d.callee in PROCESS_CACHES for d in fn.decorators):
             continue
         for ret in fn.returns:
-            ret_call = model.call_for_node(ret)
-            if ret_call is None and _is_name(ret):
-                binding = model.local_binding(ret.value, fn)  # type: ignore[attr-defined]
-                ret_call = binding.value_call if binding else None
-            kind, entry = model.kind_of_expr_call(ret_call)
+            kind, entry = model.kind_of_expr_call(model.returned_call(ret, fn))
             if kind in stateful:
                 yield Shared(f"{fn.name}()", ret, kind, entry, factory=fn)
                 break
-
-
-def _module_level_instances(model: Model) -> set[str]:
-    """Local classes instantiated once at module level (``service = ChatService()``)."""
-    out = set()
-    for b in model.bindings:
-        if b.scope == "module" and not b.in_main and b.value_call is not None:
-            name = b.value_call.func
-            if name in model.classes:
-                out.add(name)
-    return out
 
 
 def _texts(call: Call, shared: Shared) -> list[str]:
@@ -181,33 +134,95 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
     return model.local_binding(text, fn) is b
 
 
+def _depended_on(model: Model, node: cst.CSTNode) -> list[str]:
+    """The factories named by ``Depends(...)`` calls inside ``node`` (a parameter's default or
+    annotation: ``Depends(get_agent)``, ``Annotated[Agent, Depends(get_agent)]``)."""
+    out = []
+    for inner in descendants(node):
+        call = model.call_for_node(inner)
+        if call is not None and call.callee in DEPENDS and call.args and call.args[0].dotted:
+            out.append(call.args[0].dotted)
+    return out
+
+
 def _depends_on(model: Model, node: cst.CSTNode, factory: str) -> bool:
     """``Depends(get_agent)`` or ``Annotated[Agent, Depends(get_agent)]``."""
+    return factory in _depended_on(model, node)
+
+
+# ---------------------------------------------------------------------- uses, by index
+#
+# ``_refers`` decides whether a text in a call names a shared object. Every way it can say yes
+# compares the object's key (its binding's last name, or its cached factory's name) with the
+# text's last name, with the factory a plain name is bound from, or with a ``Depends(factory)``
+# of a parameter; so the calls are indexed once by those keys, and each shared object is
+# checked against the calls filed under its key instead of against every call of the file.
+
+
+def _key(text: str) -> str:
+    return text.rsplit(".", 1)[-1].removesuffix("()")
+
+
+def _shared_key(shared: Shared) -> str:
+    if shared.factory is not None:
+        return shared.factory.name
+    assert shared.binding is not None
+    return _key(shared.binding.target)
+
+
+def _keys(model: Model, call: Call, text: str) -> set[str]:
+    """Every key under which ``_refers(model, call, shared, text)`` can hold."""
+    fn = call.function
+    if fn is not None and "." not in text and "(" not in text:
+        alias = model.local_binding(text, fn)
+        if alias is not None and alias.function is fn and alias.value_dotted:
+            text = alias.value_dotted
+    keys = {_key(text)}
+    if "." not in text and "(" not in text:
+        local = model.local_binding(text, fn)
+        if local is not None and local.value_call is not None and local.value_call.func:
+            keys.add(local.value_call.func)
+        if fn is not None and text in fn.params:
+            for node in (fn.param_defaults.get(text), fn.param_annotations.get(text)):
+                if node is not None:
+                    keys.update(_depended_on(model, node))
+    return keys
+
+
+@analysis
+def _uses_by_key(model: Model) -> dict[str, list[Call]]:
+    """Key → the unguarded calls of per-request code (and of Streamlit script code) with a text
+    that may name an object of that key, in source order."""
+    out: dict[str, list[Call]] = {}
     for call in model.calls:
-        if (
-            call.callee in ("fastapi.Depends", "fastapi.params.Depends")
-            and call.args
-            and call.args[0].dotted == factory
-        ):
-            if _contains(node, call.node):
-                return True
-    return False
-
-
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    if outer is inner:
-        return True
-    return any(_contains(child, inner) for child in outer.children)
+        fn = call.function
+        if not (model.is_concurrent_context(fn, call.in_main) or (fn is None and model.is_streamlit)):
+            continue
+        if serialised(call):
+            continue
+        texts = [t for t in (call.receiver, call.func) if t]
+        for arg in call.args:
+            if arg.dotted:
+                texts.append(arg.dotted)
+                head = arg.dotted.rpartition(".")[0]
+                if head:
+                    texts.append(head)
+        keys: set[str] = set()
+        for text in texts:
+            keys |= _keys(model, call, text)
+        for key in keys:
+            out.setdefault(key, []).append(call)
+    return out
 
 
 def uses_in_concurrent_code(model: Model, shared: Shared) -> list[Call]:
     """Unguarded calls that run or mutate ``shared`` from code that runs per request/job."""
     found = []
-    for call in model.calls:
+    for call in _uses_by_key(model).get(_shared_key(shared), ()):
         concurrent = model.is_concurrent_context(call.function, call.in_main) or (
             shared.factory is not None and call.function is None and model.is_streamlit
         )
-        if not concurrent or is_guarded(call):
+        if not concurrent:
             continue
         if any(_refers(model, call, shared, text) for text in _texts(call, shared)):
             found.append(call)
@@ -221,13 +236,8 @@ def uses_through_history_getter(model: Model, memory: Shared) -> tuple[list[Call
     Returns the runs and the wrapper's name, for the message."""
     if memory.binding is None or memory.binding.scope != "module" or memory.owner_class is not None:
         return [], ""
-    for wrapper in model.bindings:
-        call = wrapper.value_call
-        entry = model.entry_for_call(call)
-        if call is None or entry is None or not entry.history_getters or wrapper.in_main:
-            continue
-        getter = next((arg for key in entry.history_getters if (arg := call.arg(key)) is not None), None)
-        if getter is None or not _always_returns(model, getter.node, memory.binding, call.function):
+    for wrapper, call, entry, getter in _history_wrappers(model):
+        if not _always_returns(model, getter.node, memory.binding, call.function):
             continue
         found = uses_in_concurrent_code(
             model, Shared(wrapper.target, wrapper.statement, entry.kind, entry, binding=wrapper)
@@ -237,27 +247,38 @@ def uses_through_history_getter(model: Model, memory: Shared) -> tuple[list[Call
     return [], ""
 
 
+@analysis
+def _history_wrappers(model: Model) -> list[tuple[Binding, Call, Entry, Arg]]:
+    """Bindings of runnables built with a session-history getter (``RunnableWithMessageHistory``):
+    (binding, constructor call, catalog entry, the getter argument), in source order."""
+    out = []
+    for wrapper in model.bindings:
+        call = wrapper.value_call
+        entry = model.entry_for_call(call)
+        if call is None or entry is None or not entry.history_getters or wrapper.in_main:
+            continue
+        getter = next((arg for key in entry.history_getters if (arg := call.arg(key)) is not None), None)
+        if getter is not None:
+            out.append((wrapper, call, entry, getter))
+    return out
+
+
 def _always_returns(model: Model, getter: cst.BaseExpression, memory: Binding, where: Function | None) -> bool:
     """Does the getter (a lambda, or the name of a function defined here) return ``memory``
     on every return, without looking at its arguments?"""
-    import libcst as cst
-
-    if isinstance(getter, cst.Lambda):
+    if type(getter) is cst.Lambda:
         params = getter.params
         names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 names.add(star.name.value)
         body = getter.body
-        return _is_name(body) and body.value not in names and model.local_binding(body.value, where) is memory  # type: ignore[attr-defined]
-    if not _is_name(getter):
+        return type(body) is cst.Name and body.value not in names and model.local_binding(body.value, where) is memory
+    if type(getter) is not cst.Name:
         return False
-    fn = model.function_named(getter.value, within=where)  # type: ignore[attr-defined]
+    fn = model.function_named(getter.value, within=where)
     return (
         fn is not None
         and bool(fn.returns)
-        and all(
-            _is_name(ret) and model.local_binding(ret.value, fn) is memory
-            for ret in fn.returns  # type: ignore[attr-defined]
-        )
+        and all(type(ret) is cst.Name and model.local_binding(ret.value, fn) is memory for ret in fn.returns)
     )

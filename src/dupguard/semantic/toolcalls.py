@@ -20,33 +20,19 @@ model that keeps asking for the same tool keeps getting it executed.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .builder import dotted
+import libcst as cst
+
+from .guards import idempotent, is_guard_call, is_seen_test, runtime_receiver
 from .jobs import takes_jobs
-from .model import Call, Function, Loop, Model
+from .model import Call, Function, Loop, Model, analysis
+from .nodes import comparison_parts, dotted, names_in, token_text
 from .retries import _loop_targets, loop_iterable, reads_input
-from .runs import (
-    BATCH_EXEC_RE,
-    _comparison_parts,
-    _last,
-    _runtime_receiver,
-    _text,
-    call_guarded,
-    call_index,
-    direct_run,
-    helper_runs,
-    is_guard_call,
-    is_model_call,
-    is_seen_test,
-    names_in,
-    tool_execution,
-)
-
-if TYPE_CHECKING:
-    import libcst as cst
+from .runs import _last, direct_run, helper_runs, is_model_call, tool_execution
+from .vocabulary import BATCH_EXEC_RE, CAP_WORDS
 
 
 @dataclass(eq=False)
@@ -86,7 +72,7 @@ def _sites(model: Model) -> Iterator[Site]:
             iterable = loop_iterable(feeding)
             text = dotted(iterable) if iterable is not None else None
             if text and "(" not in text and not _filtered(feeding):
-                report = feeding.node if type(feeding.node).__name__ == "For" else call.node
+                report = feeding.node if type(feeding.node) is cst.For else call.node
                 yield Site(call, text, feeding.node, report, feeding, what)
             continue
         if batch:
@@ -99,7 +85,7 @@ def _sites(model: Model) -> Iterator[Site]:
 
 def _signature(call: Call) -> str:
     """The call's arguments as text (keywords included), to compare two batch executions."""
-    return "|".join(f"{a.keyword or ''}={a.star}{_text(a.node)}" for a in call.args)
+    return "|".join(f"{a.keyword or ''}={a.star}{token_text(a.node)}" for a in call.args)
 
 
 def _arg_names(call: Call) -> set[str]:
@@ -121,20 +107,23 @@ def _executes_tools(model: Model, fn: Function) -> bool:
 
 def _dedups(model: Model, fn: Function | None) -> bool:
     """Does the executing function skip ids it has already run (seen set, ledger)?"""
-    if fn is None:
-        return False
+    return fn is not None and _function_dedups(model, fn)
+
+
+@analysis
+def _function_dedups(model: Model, fn: Function) -> bool:
     if any(is_seen_test(t) for t in fn.exit_tests):
         return True
     for call in fn.calls:
         if any(is_seen_test(t) for t in call.conditions):
             return True
-        if is_guard_call(model, call) or _runtime_receiver(model, call):
+        if is_guard_call(model, call) or runtime_receiver(model, call):
             return True
     return False
 
 
 def _site_dedups(model: Model, site: Site) -> bool:
-    if call_guarded(model, site.call) or _dedups(model, site.call.function):
+    if idempotent(model, site.call) or _dedups(model, site.call.function):
         return True
     helper = model.called_function(site.call)
     return helper is not None and _dedups(model, helper)
@@ -142,8 +131,8 @@ def _site_dedups(model: Model, site: Site) -> bool:
 
 def _branch_of(site: Site) -> tuple[int, ...]:
     branch = site.call.branch
-    if site.loop is not None and type(site.loop.node).__name__ == "For":
-        body = id(site.loop.node.body)  # type: ignore[attr-defined]
+    if site.loop is not None and type(site.loop.node) is cst.For:
+        body = id(site.loop.node.body)
         if body in branch:
             branch = branch[: branch.index(body)]
     return branch
@@ -180,23 +169,33 @@ def _can_follow(model: Model, first: Site, second: Site) -> bool:
     return not any(any(t is e for e in exits) for t in own)
 
 
-def _rebound_between(model: Model, site: Site, first: Site, second: Site) -> bool:
-    head = site.payload.split("\0")[0].split(".")[0].split("[")[0]
-    lo, hi = call_index(model, first.call), call_index(model, second.call)
+@analysis
+def _binding_seqs(model: Model) -> dict[tuple[Function | None, str], list[int]]:
+    """(function, head of the target) → the ``seq`` of each binding, ascending (source order)."""
+    out: dict[tuple[Function | None, str], list[int]] = {}
     for b in model.bindings:
-        if b.function is first.call.function and b.target.split(".")[0] == head and lo < b.seq <= hi:
-            return True
-    return False
+        out.setdefault((b.function, b.target.split(".")[0]), []).append(b.seq)
+    return out
+
+
+def _rebound_between(model: Model, site: Site, first: Site, second: Site) -> bool:
+    """Is the payload's head rebound, in the first site's function, between the two calls?"""
+    head = site.payload.split("\0")[0].split(".")[0].split("[")[0]
+    lo, hi = model.order(first.call), model.order(second.call)
+    seqs = _binding_seqs(model).get((first.call.function, head), [])
+    at = bisect_right(seqs, lo)
+    return at < len(seqs) and seqs[at] <= hi
 
 
 def replays(model: Model) -> Iterator[Replay]:
-    sites = sorted(_sites(model), key=lambda s: call_index(model, s.call))
+    sites = sorted(_sites(model), key=lambda s: model.order(s.call))
     reported: set[int] = set()
-    for i, second in enumerate(sites):
-        for first in sites[:i]:
-            if first.unit is second.unit or first.payload != second.payload:
-                continue
-            if first.call.function is not second.call.function or id(second.unit) in reported:
+    # a replay is two sites with one payload in one function: only those are compared
+    earlier: dict[tuple[str, Function | None], list[Site]] = {}
+    for second in sites:
+        group = earlier.setdefault((second.payload, second.call.function), [])
+        for first in group if id(second.unit) not in reported else ():
+            if first.unit is second.unit:
                 continue
             if not _can_follow(model, first, second) or _rebound_between(model, second, first, second):
                 continue
@@ -205,22 +204,25 @@ def replays(model: Model) -> Iterator[Replay]:
             reported.add(id(second.unit))
             yield Replay(first, second)
             break
+        group.append(second)
 
 
 # ----------------------------------------------------------------------------- DUP505
 
-CAP_WORDS = ("max", "limit", "cap", "budget", "step", "turn", "round", "iter", "count", "attempt", "deadline", "hop")
+_ORDERINGS: frozenset[type[cst.BaseCompOp]] = frozenset(
+    {cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual}
+)
+_EQUALITIES: frozenset[type[cst.BaseCompOp]] = frozenset({cst.Equal, cst.NotEqual, cst.Is, cst.IsNot})
 
 
 def _is_cap(test: cst.CSTNode) -> bool:
     """``steps < MAX_STEPS``, ``turns >= LIMIT``, ``len(messages) > 40``, ``time.monotonic() < deadline``."""
-    for op, left, right in _comparison_parts(test):
-        if op in ("LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual"):
+    for op, left, right in comparison_parts(test):
+        if op in _ORDERINGS:
             return True
-        if op in ("Equal", "NotEqual", "Is", "IsNot"):
+        if op in _EQUALITIES:
             for side in (left, right):
-                kind = type(side).__name__
-                if kind == "Integer":
+                if type(side) is cst.Integer:
                     return True
                 text = (dotted(side) or "").rsplit(".", 1)[-1]
                 if text and (text.isupper() and len(text) > 1 or any(w in text.lower() for w in CAP_WORDS)):
@@ -243,8 +245,8 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         test = getattr(loop.node, "test", None)
         if test is not None and _is_cap(test):
             continue
-        inside = [c for c in model.calls if loop in c.loops]
-        nested = [lp for lp in model.loops if lp is loop or loop in _enclosing(model, lp)]
+        inside = model.calls_in(loop)
+        nested = [loop, *_nested_loops(model).get(loop, ())]
         if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
             continue
         model_call = next((c for c in inside if is_model_call(model, c) or _calls_model(model, c)), None)
@@ -266,7 +268,7 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
                     continue
                 execution, what = call, f"{runs[0].what} inside `{helper.name}()`"
                 break
-            if call_guarded(model, call):
+            if idempotent(model, call):
                 continue
             execution, what = call, run.what
             break
@@ -280,29 +282,34 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
 def _calls_model(model: Model, call: Call) -> bool:
     """A module-local helper (``self._call_model(messages)``) that calls the model itself."""
     helper = model.called_function(call)
-    return (
-        helper is not None
-        and helper is not call.function
-        and any(is_model_call(model, c) for c in helper.calls if c.function is helper)
-    )
+    return helper is not None and helper is not call.function and _makes_model_call(model, helper)
 
 
-def _enclosing(model: Model, inner: Loop) -> tuple[Loop, ...]:
-    """Loops enclosing ``inner``: those of any call inside ``inner`` minus ``inner`` itself."""
-    cache = getattr(model, "_dup5_loop_parents", None)
-    if cache is None:
-        cache = {}
-        for call in model.calls:
-            for i, lp in enumerate(call.loops):
-                cache.setdefault(id(lp), call.loops[:i])
-        model._dup5_loop_parents = cache  # type: ignore[attr-defined]
-    return cache.get(id(inner), ())
+@analysis
+def _makes_model_call(model: Model, fn: Function) -> bool:
+    return any(is_model_call(model, c) for c in fn.calls if c.function is fn)
+
+
+@analysis
+def _nested_loops(model: Model) -> dict[Loop, list[Loop]]:
+    """Loop → the loops nested in it. A loop's enclosing loops are read off the first call
+    inside it (the loops around that call, up to the loop itself); a loop with no call inside
+    is nested in nothing."""
+    enclosing: dict[Loop, tuple[Loop, ...]] = {}
+    for call in model.calls:
+        for i, lp in enumerate(call.loops):
+            enclosing.setdefault(lp, call.loops[:i])
+    out: dict[Loop, list[Loop]] = {}
+    for inner in model.loops:
+        for outer in enclosing.get(inner, ()):
+            out.setdefault(outer, []).append(inner)
+    return out
 
 
 def _dedups_call(model: Model, call: Call) -> bool:
     """A per-turn dedup inside the loop: a seen-id condition, a guard call, a runtime guard."""
     if any(is_seen_test(t) for t in call.conditions):
         return True
-    if is_guard_call(model, call) or _runtime_receiver(model, call):
+    if is_guard_call(model, call) or runtime_receiver(model, call):
         return True
     return bool(re.search(r"reserve|should_skip|record_execution", call.method or ""))

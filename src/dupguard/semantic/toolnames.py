@@ -14,20 +14,24 @@ attribute, the single instance's ``self.tools``) grown by code that runs per cal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import libcst as cst
 
 from .catalog import Kind
-from .lifetimes import PerCall, is_guarded, lifetime, module_instances, per_call
-from .model import Binding, Call, Function, Model, string_value
+from .guards import once_only
+from .lifetimes import PerCall, lifetime, module_instances, per_call
+from .model import Arg, Binding, Call, Function, Model, analysis, string_value
 from .toolsets import tool_sets
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-LIST_MUTATORS = {"append", "extend", "insert", "__iadd__"}
-TOOL_LIST_KWARGS = ("tools", "functions", "toolkits")
+from .vocabulary import (
+    FUNCTION_KWARGS,
+    LIST_MUTATORS,
+    NOT_TOOLS,
+    PER_INSTANCE_BASE_WORDS,
+    TOOL_LIST_KWARGS,
+    TOOL_LIST_WORDS,
+)
 
 
 def _string(node: cst.CSTNode | None) -> str | None:
@@ -54,10 +58,7 @@ def _explicit_name(model: Model, call: Call) -> str | None:
     return _function_name(model, call, positional)
 
 
-FUNCTION_KWARGS = ("fn", "func", "function", "f", "coroutine")
-
-
-def _function_name(model: Model, call: Call, positional) -> str | None:
+def _function_name(model: Model, call: Call, positional: Sequence[Arg]) -> str | None:
     """No name given: tool constructors with a name parameter default it to the wrapped
     function's ``__name__``. Only a module-level ``def`` of this file is trusted (an imported
     name may be any object, and an alias hides the real ``__name__``)."""
@@ -90,12 +91,10 @@ def _decorated_tool(model: Model, fn: Function) -> str | None:
 
 def tool_name(model: Model, node: cst.CSTNode, scope: Function | None, depth: int = 0) -> str | None:
     """The certain name of the tool that the expression ``node`` evaluates to, if any."""
-    import libcst as cst
-
     call = model.call_for_node(node)
     if call is not None:
         return _explicit_name(model, call)
-    if isinstance(node, cst.Name) and depth < 3:
+    if type(node) is cst.Name and depth < 3:
         binding = model.local_binding(node.value, scope)
         if binding is not None:
             if binding.value_call is not None:
@@ -166,21 +165,21 @@ class ToolList:
 
 
 def _is_list_value(model: Model, binding: Binding) -> bool:
-    import libcst as cst
-
     value = binding.value
-    if isinstance(value, (cst.List, cst.ListComp)):
+    if type(value) is cst.List or type(value) is cst.ListComp:
         return True
     call = binding.value_call
     return call is not None and call.func == "list"
 
 
+@analysis
+def _given_as_tools_anywhere(model: Model) -> frozenset[str]:
+    """Dotted names passed to a ``tools=``-like keyword anywhere in the file."""
+    return frozenset(a.dotted for c in model.calls for a in c.args if a.keyword in TOOL_LIST_KWARGS and a.dotted)
+
+
 def _given_as_tools(model: Model, text: str) -> bool:
-    given = getattr(model, "_dg_given_as_tools", None)
-    if given is None:
-        given = {a.dotted for c in model.calls for a in c.args if a.keyword in TOOL_LIST_KWARGS and a.dotted}
-        model._dg_given_as_tools = given  # type: ignore[attr-defined]
-    return text in given
+    return text in _given_as_tools_anywhere(model)
 
 
 def _holds_tools(model: Model, binding: Binding) -> bool:
@@ -225,52 +224,17 @@ def long_lived_tool_lists(model: Model) -> list[ToolList]:
     return out
 
 
-# Name words that make a list about tools without being the tools themselves.
-NOT_TOOLS = {
-    "call",
-    "calls",
-    "result",
-    "results",
-    "output",
-    "outputs",
-    "guardrail",
-    "guardrails",
-    "name",
-    "names",
-    "id",
-    "ids",
-    "message",
-    "messages",
-    "history",
-    "event",
-    "events",
-    "log",
-    "logs",
-    "usage",
-    "choice",
-    "choices",
-    "error",
-    "errors",
-    "count",
-    "counts",
-}
-TOOL_WORDS = {"tool", "tools", "toolkit", "toolkits", "toolset", "toolsets", "toolbox"}
-
-
 def _tool_list_name(name: str) -> bool:
     """``TOOLS``, ``base_tools``, ``tools_for_agent``, ``toolkit`` — not ``tool_calls``."""
     words = name.lower().strip("_").split("_")
-    return any(w in TOOL_WORDS for w in words) and not any(w in NOT_TOOLS for w in words)
+    return any(w in TOOL_LIST_WORDS for w in words) and not any(w in NOT_TOOLS for w in words)
 
 
 def _per_instance_fields(model: Model, class_name: str | None) -> bool:
     """Pydantic models, TypedDicts and NamedTuples copy or declare their class-level defaults
     per instance: ``tools: list = []`` there is not one list shared by every instance."""
     bases = model.classes.get(class_name or "", [])
-    return any(
-        any(word in base for word in ("BaseModel", "pydantic", "TypedDict", "NamedTuple", "Struct", "Schema"))
-        for base in bases
-    )
+    return any(any(word in base for word in PER_INSTANCE_BASE_WORDS) for base in bases)
 
 
 def _refers_to(model: Model, tool_list: ToolList, call: Call) -> bool:
@@ -293,18 +257,30 @@ class ToolListGrowth:
     why: PerCall
 
 
+def _receivers(tool_list: ToolList) -> tuple[str, ...]:
+    """The receiver texts under which ``_refers_to`` can match the list."""
+    b = tool_list.binding
+    if b.scope == "class":
+        return (tool_list.label, f"self.{b.target}")
+    return (b.target,)
+
+
 def growing_tool_lists(model: Model) -> Iterator[ToolListGrowth]:
     lists = long_lived_tool_lists(model)
     if not lists:
         return
+    by_receiver: dict[str, list[ToolList]] = {}
+    for tool_list in lists:
+        for receiver in dict.fromkeys(_receivers(tool_list)):
+            by_receiver.setdefault(receiver, []).append(tool_list)
     for call in [*model.calls, *model.augmented]:
         if call.method not in LIST_MUTATORS or not call.args:
             continue
-        for tool_list in lists:
+        for tool_list in by_receiver.get(call.receiver or "", ()):
             if not _refers_to(model, tool_list, call):
                 continue
             why = per_call(model, call)
-            if why is None or is_guarded(model, call, tool_list.binding.target):
+            if why is None or once_only(model, call, tool_list.binding.target):
                 continue
             yield ToolListGrowth(tool_list, call, why)
             break

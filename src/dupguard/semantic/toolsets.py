@@ -9,26 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .model import Call, Model
+import libcst as cst
 
-if TYPE_CHECKING:
-    import libcst as cst
+from .model import Call, Function, Model, analysis
+from .vocabulary import DEFAULT_TOOLS_KWARGS, LIST_MUTATORS
 
-DEFAULT_TOOLS_KWARGS = ("tools", "functions")
-MUTATORS = {"append", "extend", "insert", "__iadd__"}
+Elements = list[tuple[str | None, cst.CSTNode]]
 
 
 @dataclass(eq=False)
 class ToolSet:
     consumer: Call  # the call that receives the tools (an agent constructor)
-    elements: list[tuple[str | None, cst.CSTNode]]  # (dotted text, node), in order
+    elements: Elements  # (dotted text, node), in order
 
 
 def tool_sets(model: Model) -> Iterator[ToolSet]:
-    import libcst as cst
-
     for call in model.calls:
         entry = model.entry_for_call(call)
         kwargs = entry.tools_kwargs if entry and entry.tools_kwargs else DEFAULT_TOOLS_KWARGS
@@ -37,54 +33,61 @@ def tool_sets(model: Model) -> Iterator[ToolSet]:
             arg = call.arg(name)
             if arg is not None:
                 break
-        if arg is None or (entry is None and call.callee is None and call.func not in model.classes):
-            # an unknown callee with tools=: only trust it when it is a known framework call
-            if arg is None or not _looks_like_agent_call(call):
-                continue
-        elements = _expand(model, arg.node, call, cst, depth=0)
+        if arg is None:
+            continue
+        if (
+            entry is None
+            and call.callee is None
+            and call.func not in model.classes
+            and not _looks_like_agent_call(call)
+        ):
+            continue  # an unknown callee with tools=: only trust it when it is a known framework call
+        elements = _expand(model, arg.node, call, depth=0)
         if elements:
             yield ToolSet(call, elements)
 
 
 def _looks_like_agent_call(call: Call) -> bool:
-    return bool(call.callee) and call.callee.split(".")[0] != "builtins"
+    return call.callee is not None and call.callee != "" and call.callee.split(".")[0] != "builtins"
 
 
-def _expand(model: Model, node, consumer: Call, cst, depth: int) -> list:
+@analysis
+def _mutations(model: Model) -> dict[tuple[str | None, Function | None], list[Call]]:
+    """(receiver, function) → the calls that grow a list in place, in source order."""
+    out: dict[tuple[str | None, Function | None], list[Call]] = {}
+    for call in model.calls:
+        if call.method in LIST_MUTATORS:
+            out.setdefault((call.receiver, call.function), []).append(call)
+    return out
+
+
+def _expand(model: Model, node: cst.BaseExpression, consumer: Call, depth: int) -> Elements:
     if depth > 4:
         return []
-    if isinstance(node, cst.List):
+    if type(node) is cst.List:
         literal = model.lists.get(id(node))
-        out = []
+        out: Elements = []
         for text, element in literal.elements if literal else ():
             # a call builds a new object each time: two make_tool() are two tools
             out.append((text if text and "()" not in text else None, element))
         return out
-    call = model.call_for_node(node) if isinstance(node, cst.Call) else None
+    call = model.call_for_node(node) if type(node) is cst.Call else None
     if call is not None and call.func in ("list", "tuple") and len(call.args) == 1:
-        return _expand(model, call.args[0].node, consumer, cst, depth + 1)  # a copy: list(TOOLS)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return _expand(model, node.left, consumer, cst, depth + 1) + _expand(
-            model, node.right, consumer, cst, depth + 1
-        )
-    if isinstance(node, cst.Name):
+        return _expand(model, call.args[0].node, consumer, depth + 1)  # a copy: list(TOOLS)
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
+        return _expand(model, node.left, consumer, depth + 1) + _expand(model, node.right, consumer, depth + 1)
+    if type(node) is cst.Name:
         binding = model.local_binding(node.value, consumer.function)
         if binding is None or binding.scope == "class":
             return []
-        out = _expand(model, binding.value, consumer, cst, depth + 1)
-        if not out and not isinstance(binding.value, cst.List):
+        out = _expand(model, binding.value, consumer, depth + 1)
+        if not out and type(binding.value) is not cst.List:
             return []
         # mutations of the same name, in the same scope, between the binding and the consumer
-        for call in model.calls:
-            if (
-                call.receiver == node.value
-                and call.method in MUTATORS
-                and call.function is consumer.function
-                and _between(binding.block, call, consumer)
-                and call.args
-            ):
+        for call in _mutations(model).get((node.value, consumer.function), ()):
+            if _between(binding.block, call, consumer) and call.args:
                 if call.method == "extend":
-                    out += _expand(model, call.args[0].node, consumer, cst, depth + 1)
+                    out += _expand(model, call.args[0].node, consumer, depth + 1)
                 else:
                     value = call.args[-1]
                     out.append((value.dotted if value.dotted and "()" not in value.dotted else None, value.node))

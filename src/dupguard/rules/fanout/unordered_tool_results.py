@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from ...semantic.catalog_data import COMPLETION_ORDER
 from ...semantic.fanout import _is_async_fanout, _is_thread_fanout
 from ...semantic.history import APPEND_METHODS, looks_like_history
 from ...semantic.model import Call, Function, Model
+from ...semantic.vocabulary import TOOL_MESSAGE_CLASSES
 from .. import Finding, RuleContext, rule
-
-COMPLETION_ORDER = {"asyncio.as_completed", "concurrent.futures.as_completed", "anyio.as_completed"}
 
 
 def _history_append(model: Model, call: Call) -> bool:
@@ -25,9 +25,6 @@ def _history_append(model: Model, call: Call) -> bool:
         and bool(call.receiver)
         and looks_like_history(model, call.receiver or "", call)
     )
-
-
-TOOL_MESSAGE_CLASSES = ("ToolMessage", "FunctionMessage", "ToolResultBlockParam", "FunctionExecutionResult")
 
 
 def _appends_tool_message(model: Model, call: Call) -> bool:
@@ -47,11 +44,10 @@ def _task_functions(model: Model) -> dict[int, Function]:
     for fan in model.calls:
         if not (_is_async_fanout(fan) or _is_thread_fanout(fan)):
             continue
-        for call in model.calls:
-            if fan in call.outer:
-                fn = model.called_function(call)
-                if fn is not None:
-                    tasks[id(fn)] = fn
+        for call in model.calls_within(fan):
+            fn = model.called_function(call)
+            if fn is not None:
+                tasks[id(fn)] = fn
         for arg in fan.args:
             if arg.dotted and "." not in arg.dotted:
                 fn = model.function_named(arg.dotted)

@@ -13,63 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ...semantic.lifetimes import has_membership_test, names_in
+import libcst as cst
+
 from ...semantic.model import Call, Function, Model, string_value
+from ...semantic.nodes import dotted_names_in, has_membership_test
+from ...semantic.vocabulary import (
+    BARE_VERBS,
+    CATCH_ALL,
+    EXEC_VERBS,
+    FINAL_WORDS,
+    NAME_KEYS,
+    NOT_EXECUTING,
+    SEEN_WORDS,
+    SKIP_WORDS,
+    STREAM_WORDS,
+    TOOL_EXECUTOR_NOUNS,
+)
 from .. import Finding, RuleContext, rule
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-# Verbs that start the name of a function executing a tool (``call_tool``, ``execute_tool_call``,
-# ``maybe_process_tools``, ``dispatch_function``); the name must also mention a tool/function.
-EXEC_VERBS = ("call", "run", "execute", "exec", "dispatch", "invoke", "process", "handle", "perform", "apply")
-SKIP_WORDS = ("maybe", "a", "async", "do", "try", "safe", "safely")
-TOOL_WORDS = ("tool", "tools", "function", "functions", "action", "actions")
-# Words that turn "handle_tool_…" into bookkeeping: ``handle_tool_error``, ``process_tool_output``,
-# ``call_tool_logger``, ``process_tool_call_chunk`` (accumulates, does not run).
-NOT_EXECUTING = {
-    "error",
-    "errors",
-    "result",
-    "results",
-    "output",
-    "outputs",
-    "log",
-    "logs",
-    "logger",
-    "metric",
-    "metrics",
-    "display",
-    "render",
-    "trace",
-    "traces",
-    "event",
-    "events",
-    "schema",
-    "schemas",
-    "spec",
-    "specs",
-    "ui",
-    "status",
-    "chunk",
-    "chunks",
-    "delta",
-    "deltas",
-    "start",
-    "end",
-    "message",
-    "messages",
-}
-# A bare dispatch verb executes a tool when its first argument is the tool call's name.
-BARE_VERBS = ("dispatch", "execute", "invoke", "call", "run", "run_tool", "handle")
-NAME_KEYS = ("name", "tool_name", "function_name")
-# Callback names: incremental (streaming) events, final events, and catch-all event hooks.
-STREAM_WORDS = ("delta", "token", "chunk", "partial", "stream", "progress", "created", "start")
-FINAL_WORDS = ("end", "complete", "completed", "done", "final", "finish", "finished", "stop", "result", "response")
-CATCH_ALL = {"on_event", "on_any_event", "on_stream_event", "on_message_event", "on_raw_event", "handle_event"}
-SEEN_WORDS = ("seen", "done", "executed", "processed", "handled", "dispatched", "ran")
 
 
 @dataclass(frozen=True)
@@ -96,13 +57,11 @@ def _category(name: str) -> str | None:
 
 def _names_tool_call(node: cst.CSTNode) -> bool:
     """``block["name"]``, ``tc.function.name``, ``call.tool_name``: a tool call's name."""
-    import libcst as cst
-
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+    if type(node) is cst.Subscript and len(node.slice) == 1:
         index = node.slice[0].slice
-        value = string_value(getattr(index, "value", None))
+        value = string_value(index.value if type(index) is cst.Index else None)
         return value in NAME_KEYS
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value in NAME_KEYS
     return False
 
@@ -119,7 +78,7 @@ def executes_tool(call: Call) -> bool:
     if (
         words
         and words[0] in EXEC_VERBS
-        and any(w in TOOL_WORDS for w in words[1:])
+        and any(w in TOOL_EXECUTOR_NOUNS for w in words[1:])
         and not any(w in NOT_EXECUTING for w in words[1:])
     ):
         return True
@@ -139,7 +98,8 @@ def _deduplicated(call: Call, fn: Function) -> bool:
         if not has_membership_test(test):
             continue
         if any(
-            any(w in n.lower() for w in SEEN_WORDS) or n.lower().endswith((".id", "_id", "ids")) for n in names_in(test)
+            any(w in n.lower() for w in SEEN_WORDS) or n.lower().endswith((".id", "_id", "ids"))
+            for n in dotted_names_in(test)
         ):
             return True
     return False
@@ -183,7 +143,7 @@ def tool_callbacks(model: Model) -> Iterator[list[ToolCallback]]:
             if execution is not None:
                 group.append(ToolCallback(target, execution, category))
         if len(group) > 1:
-            group.sort(key=lambda cb: model.functions.index(cb.function))
+            group.sort(key=lambda cb: model.function_order(cb.function))
             yield group
 
 

@@ -1,0 +1,516 @@
+"""Files → results, for ``check`` and ``fix`` alike: read → decode → gate → parse → analyse.
+
+One module owns every step a file goes through, so the two commands cannot drift apart:
+
+* **read**: a file's bytes, or the reason it cannot be read (``is a directory``,
+  ``permission denied``, ``no such file or directory``, the system's words otherwise);
+* **decode**: bytes → text and the encoding that turns the text back into the same bytes
+  (BOM, PEP 263 coding cookie, UTF-8 otherwise), so ``fix`` writes files byte-exactly;
+* **gate**: ``per-file-ignores``, the prefilter's text test and ``# dupguard: noqa`` decide
+  whether the file can have a finding at all; most files stop here, and libcst is never
+  imported for them;
+* **parse**: the one place that turns libcst's errors into the text a user reads;
+* **analyse**: build the semantic model, run the enabled rules, drop ``# noqa``-ed findings.
+
+The commands differ only in the *task* a relevant file is given: ``check`` runs the
+``lint`` task (:data:`LINT`, analyse and report), ``fix`` runs ``dupguard.fixer.FIX`` (analyse,
+apply the fixes, repeat). Both go through :func:`run`, which reads files in one streaming
+pass and hands the relevant ones to one worker pool. The results cache (``check`` only)
+sits in that pass too: a hit skips decoding and parsing.
+
+Performance notes (measured in bench/RESULTS.md): files are read, hashed, decoded and
+gated in one streaming pass; relevant files go to the workers in small batches as soon as
+there are enough of them to be worth a pool, so the workers' ``import libcst`` overlaps the
+rest of that pass; the pool forks (Linux) from a parent that has not imported libcst, and
+gets the settings and the task once per worker, not once per file; nothing about processes
+is imported unless a pool is started.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .config import Settings, code_matches
+from .diagnostics import Diagnostic, FileError
+from .prefilter import might_matter
+from .suppression import file_is_exempt, line_suppresses
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    import libcst as cst
+
+    from .cache import Cache
+
+# below this many files to parse, worker start-up costs more than it saves
+PARALLEL_THRESHOLD = 16
+# files per task sent to a worker (or fewer, once a batch holds this much text)
+BATCH_FILES = 8
+BATCH_CHARS = 64_000
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class SourceError(ValueError):
+    """A file that cannot be read, decoded or parsed; the message is the reason, for users."""
+
+
+# ----------------------------------------------------------------------------- the steps
+
+
+def read(path: Path) -> bytes:
+    """A file's bytes; :class:`SourceError` names why they cannot be had."""
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise SourceError("is a directory") from None
+    except PermissionError:
+        raise SourceError("permission denied") from None
+    except FileNotFoundError:  # gone since discovery listed it; discovery's words
+        raise SourceError("no such file or directory") from None
+    except OSError as exc:
+        raise SourceError(exc.strerror or str(exc)) from None
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Source bytes → (text, encoding), honouring a BOM or PEP 263 coding cookie (UTF-8 otherwise).
+
+    ``text.encode(encoding)`` gives ``data`` back: a BOM is ``utf-8-sig``, so ``fix`` writes
+    it again. A cookie sits on the first or second line; when neither says "coding" the
+    answer needs no ``tokenize`` (whose import is ≈ 4 ms of the one-file start-up).
+    """
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if b"coding" not in (data if second < 0 else data[:second]):
+        encoding = "utf-8-sig" if data.startswith(_BOM) else "utf-8"
+    else:
+        import io
+        import tokenize
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            raise SourceError(f"cannot detect the source encoding: {exc}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise SourceError(f"cannot decode as {encoding.removesuffix('-sig')}: {reason}") from None
+    return text, encoding
+
+
+def extra_modules(settings: Settings) -> tuple[str, ...]:
+    """Top-level modules of the user's catalog extensions: the prefilter looks for them too."""
+    names = settings.extend_stateful_agents + settings.extend_memory_classes
+    return tuple(sorted({n.split(".")[0] for n in names}))
+
+
+def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> frozenset[str]:
+    """Apply ``per-file-ignores`` (globs relative to the project root, or basenames)."""
+    if not settings.per_file_ignores:
+        return codes
+    try:
+        rel = Path(path).resolve().relative_to(Path(settings.root).resolve()).as_posix()
+    except ValueError:
+        rel = Path(path).as_posix()
+    ignored: list[str] = []
+    for pattern, prefixes in settings.per_file_ignores:
+        if fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
+            ignored.extend(prefixes)
+    return frozenset(c for c in codes if not code_matches(c, ignored))
+
+
+def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
+    """Can this text have a finding? Not without enabled codes, an agent or LLM framework
+    import (prefilter.py), or with a file-level ``# dupguard: noqa``. A text test: no parse."""
+    return bool(codes) and might_matter(text, extra) and not file_is_exempt(text)
+
+
+# Python's tokenizer refuses brackets nested deeper than this ("too many nested parentheses");
+# libcst's native parser has no such limit and overflows its stack (a segfault, not an
+# exception) somewhere past a thousand levels (tests/test_pipeline.py).
+MAX_BRACKET_DEPTH = 200
+_OPENERS = "([{"
+
+
+def _too_deeply_nested(text: str) -> bool:
+    """Are brackets nested deeper than Python allows? A file with fewer openers than the limit
+    cannot be (three ``str.count``s); otherwise a scan that counts brackets in strings and
+    comments too (closers never below zero) finds the candidates, and Python's own parser,
+    which stops at the limit, has the last word."""
+    if sum(text.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
+        return False
+    import re
+
+    depth = deepest = 0
+    for match in re.finditer(r"[()\[\]{}]", text):
+        if match.group() in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    if deepest <= MAX_BRACKET_DEPTH:
+        return False
+    import ast
+
+    try:
+        compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return "nested" in str(exc.msg)
+    except (ValueError, RecursionError, MemoryError):
+        return True
+    return False
+
+
+def parse(text: str) -> cst.Module:
+    """Text → libcst tree; a syntax error or a too deeply nested file is a :class:`SourceError`.
+
+    ``module.code`` is ``text`` exactly (libcst round-trips), which is what lets ``fix`` edit
+    the text and re-encode it with :func:`decode`'s encoding.
+    """
+    if _too_deeply_nested(text):
+        raise SourceError("too deeply nested to parse")
+    import libcst as cst
+
+    from .parsing import parse_module
+
+    try:
+        return parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise SourceError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}") from None
+    except RecursionError:
+        raise SourceError("too deeply nested to parse") from None
+
+
+def analyse_module(
+    filename: str,
+    module: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    text: str | None = None,
+    apply_noqa: bool = True,
+    want_fixes: bool = True,
+) -> list:
+    """(diagnostic, finding) pairs for a parsed module, sorted, one per diagnostic: the one
+    place that builds the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
+    from .rules import RuleContext, load
+    from .semantic.builder import build_model
+    from .semantic.catalog_loader import catalog_for
+    from .semantic.positions import Positions
+
+    model = build_model(module, catalog_for(settings), settings)
+    ctx = RuleContext(Positions(module), want_fixes=want_fixes)
+    rules = load()
+    lines: list[str] | None = None
+    out: dict[Diagnostic, object] = {}
+    for code in sorted(codes):
+        for finding in rules[code](model, ctx):
+            row, col, end_row, end_col = ctx.positions.range(finding.node)
+            if apply_noqa:
+                if lines is None:
+                    lines = (module.code if text is None else text).splitlines()
+                if row <= len(lines) and line_suppresses(lines[row - 1], code):
+                    continue
+            out.setdefault(Diagnostic(filename, row, col, code, finding.message, end_row, end_col), finding)
+    return sorted(out.items(), key=lambda pair: pair[0])
+
+
+# ----------------------------------------------------------------------------- one text
+
+
+def lint_text(
+    filename: str, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
+) -> list[Diagnostic]:
+    """Diagnostics for one file's text (the flake8 plugin's entry); :class:`SourceError` (a
+    ``ValueError``) with a clear reason on bad input.
+
+    ``apply_noqa=False`` leaves ``# noqa`` to the host (flake8 applies its own).
+    """
+    if not gate(text, codes, extra_modules(settings)):
+        return []
+    return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa)
+
+
+def _lint_parsed(
+    filename: str, module: cst.Module, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
+) -> list[Diagnostic]:
+    pairs = analyse_module(
+        filename, module, settings, codes, text=text, apply_noqa=apply_noqa, want_fixes=settings.with_fixes
+    )
+    if not any(finding.replacement is not None for _, finding in pairs):
+        return [diag for diag, _ in pairs]
+    from .edits import ReportFixes  # the JSON report's ``fix``: edits from the replacement
+
+    fixes = ReportFixes(module, text)
+    return [
+        diag._replace(fix=fixes.fix(diag.code, finding)) if finding.replacement is not None else diag
+        for diag, finding in pairs
+    ]
+
+
+# ----------------------------------------------------------------------------- many files
+
+Job = tuple[str, str, str, frozenset[str]]  # filename, text, encoding, codes: one relevant file
+
+
+class Task:
+    """What a relevant file is given: ``run(job, settings)`` returns the task's value for it,
+    or raises :class:`SourceError`. ``verb`` names the task in an internal-error message;
+    ``keeps_source``: the caller needs each file's bytes afterwards (``fix`` writes them).
+
+    ``run`` must be a module-level function: a worker gets the task once, by reference.
+    """
+
+    __slots__ = ("keeps_source", "run", "verb")
+
+    def __init__(self, verb: str, run: Callable[[Job, Settings], Any], *, keeps_source: bool = False) -> None:
+        self.verb = verb
+        self.run = run
+        self.keeps_source = keeps_source
+
+
+def lint_job(job: Job, settings: Settings) -> list[Diagnostic]:
+    """``check``'s task: the diagnostics of one relevant file."""
+    filename, text, _, codes = job
+    return _lint_parsed(filename, parse(text), text, settings, codes)
+
+
+LINT = Task("linting", lint_job)
+
+Outcome = tuple[Any, "str | None"]  # the task's value, or the reason the file failed
+
+
+def _run_one(task: Task, job: Job, settings: Settings) -> Outcome:
+    try:
+        return task.run(job, settings), None
+    except SourceError as exc:
+        return None, str(exc)
+    except Exception as exc:
+        return None, f"internal error while {task.verb} ({type(exc).__name__}: {exc}); please report it"
+
+
+_worker: tuple[Task, Settings] | None = None
+
+
+def _init_worker(task: Task, settings: Settings) -> None:
+    """Per worker, once: keep the task and settings, import the parsing side before work arrives."""
+    global _worker
+    _worker = (task, settings)
+    import libcst  # noqa: F401
+
+    from .rules import load
+    from .semantic import builder  # noqa: F401
+    from .semantic.catalog_loader import catalog_for
+
+    load()
+    catalog_for(settings)
+
+
+def _run_batch(jobs: list[Job]) -> list[Outcome]:
+    assert _worker is not None
+    task, settings = _worker
+    return [_run_one(task, job, settings) for job in jobs]
+
+
+class _Runner:
+    """Runs the task on relevant files as they are found: here, or in a pool once it pays.
+
+    The pool starts when ``PARALLEL_THRESHOLD`` relevant files are waiting (so a tree with
+    none never imports libcst or multiprocessing), then takes batches while the caller keeps
+    reading. Outcomes come back in submission order, so output does not depend on timing.
+    """
+
+    def __init__(self, task: Task, settings: Settings, jobs: int | None) -> None:
+        self.task = task
+        self.settings = settings
+        self.workers = max(1, jobs or os.cpu_count() or 1)
+        self.waiting: list[Job] = []
+        self.waiting_chars = 0
+        self.futures: list[Future[list[Outcome]]] = []
+        self.pool: ProcessPoolExecutor | None = None
+
+    def add(self, job: Job, files_left: int) -> None:
+        """Queue one relevant file; ``files_left``: files not yet read (a bound on what is to come)."""
+        self.waiting.append(job)
+        self.waiting_chars += len(job[1])
+        if self.workers <= 1:
+            return
+        if self.pool is None and len(self.waiting) >= PARALLEL_THRESHOLD:
+            # no more workers than PARALLEL_THRESHOLD files each could get
+            self.workers = min(self.workers, (len(self.waiting) + files_left) // PARALLEL_THRESHOLD)
+            if self.workers > 1:
+                self._start()
+        if self.pool is not None and (len(self.waiting) >= BATCH_FILES or self.waiting_chars >= BATCH_CHARS):
+            self._submit()
+
+    def _start(self) -> None:
+        import multiprocessing
+        import sys
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork where it is safe and cheap: workers inherit what the parent has imported
+        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+        self.pool = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(self.task, self.settings)
+        )
+
+    def _submit(self) -> None:
+        if self.waiting:
+            assert self.pool is not None
+            self.futures.append(self.pool.submit(_run_batch, self.waiting))
+            self.waiting, self.waiting_chars = [], 0
+
+    def results(self) -> list[Outcome]:
+        if self.pool is None:
+            return [_run_one(self.task, job, self.settings) for job in self.waiting]
+        self._submit()
+        try:
+            return [outcome for future in self.futures for outcome in future.result()]
+        finally:
+            self.pool.shutdown()
+
+    def close(self) -> None:
+        """Stop the pool without waiting for queued work (after an error or an interrupt)."""
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+class Source:
+    """One file that could be read: its name, path (None for stdin), bytes when the task
+    keeps them, the task's value (None when the gate let nothing through) or the error."""
+
+    __slots__ = ("data", "error", "filename", "path", "value")
+
+    def __init__(self, filename: str, path: Path | None, data: bytes | None) -> None:
+        self.filename = filename
+        self.path = path
+        self.data = data
+        self.value: Any = None
+        self.error: str | None = None
+
+
+class Run:
+    """What :func:`run` made of the files: every readable file in input order, and the
+    files and paths that could not be processed (read, then decode, then task errors)."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+        self.errors: list[FileError] = []
+
+
+def run(
+    files: Iterable[Path],
+    settings: Settings,
+    task: Task,
+    *,
+    jobs: int | None = None,
+    stdin: tuple[str, bytes] | None = None,
+    cache: Cache | None = None,
+) -> Run:
+    """Read, decode and gate every file (and ``stdin``: a name and its bytes), run ``task``
+    on the relevant ones. ``cache`` (``check`` only) maps a file's bytes and codes to its
+    diagnostics: a hit is that file's value without decoding or parsing it."""
+    result = Run()
+    enabled = settings.enabled_codes()
+    extra = extra_modules(settings)
+    runner = _Runner(task, settings, jobs)
+    queued: list[tuple[Source, str | None]] = []  # each job's file and cache key, in submission order
+    read_errors: list[FileError] = []
+    decode_errors: list[FileError] = []
+    paths = list(files)
+
+    def sources() -> Iterable[tuple[int, str, Path | None, bytes | None, str | None]]:
+        for index, path in enumerate(paths):
+            try:
+                yield index, str(path), path, read(path), None
+            except SourceError as exc:
+                yield index, str(path), path, None, str(exc)
+        if stdin is not None:
+            yield len(paths), stdin[0], None, stdin[1], None
+
+    try:
+        for index, filename, path, data, error in sources():
+            if data is None:
+                read_errors.append(FileError(filename, error or "unreadable"))
+                continue
+            source = Source(filename, path, data if task.keeps_source else None)
+            result.sources.append(source)
+            codes = codes_for_file(filename, settings, enabled)
+            key = None
+            if cache is not None:
+                key = cache.key(data, codes)
+                cached = cache.get(key)
+                if cached is not None:
+                    source.value = [Diagnostic.from_cache(filename, d) for d in cached]
+                    continue
+            try:
+                text, encoding = decode(data)
+            except SourceError as exc:
+                source.error = str(exc)
+                decode_errors.append(FileError(filename, source.error))
+                continue
+            if not gate(text, codes, extra):
+                if cache is not None and key is not None:
+                    cache.put(key, [])
+                continue
+            queued.append((source, key))
+            runner.add((filename, text, encoding, codes), len(paths) - index)
+        outcomes = runner.results()
+    finally:
+        runner.close()
+    result.errors.extend(read_errors)
+    result.errors.extend(decode_errors)
+    for (source, key), (value, error) in zip(queued, outcomes):
+        if error is not None:
+            source.error = error
+            result.errors.append(FileError(source.filename, error))
+            continue
+        source.value = value
+        if cache is not None and key is not None:
+            cache.put(key, [d.to_cache() for d in value])
+    if cache is not None:
+        cache.save()
+    return result
+
+
+# ----------------------------------------------------------------------------- check
+
+
+class Result:
+    """``check``'s result: every diagnostic, sorted, and the files that could not be linted."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.errors: list[FileError] = []
+
+
+def _open_cache(settings: Settings) -> Cache:
+    from .cache import Cache  # hashlib and json: not needed with --no-cache
+
+    directory = Path(settings.root) / settings.cache_dir  # an absolute cache_dir replaces the root
+    return Cache(directory, settings.lint_hash(), __version__)
+
+
+def lint_paths(
+    files: Iterable[Path],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    stdin: tuple[str, bytes] | None = None,
+) -> Result:
+    """``check``: the ``lint`` task over every file, through the results cache."""
+    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=_open_cache(settings) if use_cache else None)
+    result = Result()
+    result.errors = done.errors
+    for source in done.sources:
+        if source.value:
+            result.diagnostics.extend(source.value)
+    result.diagnostics.sort()
+    return result

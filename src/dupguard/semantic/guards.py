@@ -1,0 +1,239 @@
+"""What "guarded" means. Three different protections make three different patterns safe, and
+each rule family asks for exactly one of them:
+
+1. ``serialised(call)``: **concurrent runs wait for each other.** The call sits inside
+   ``with <lock>:`` / ``async with guard.hold():`` or in a function decorated ``@synchronized``.
+   One shared agent or memory is then used by one request at a time (DUP101, DUP102, DUP201,
+   DUP202). It says nothing about a second run: a retry behind a lock still runs the tools twice.
+2. ``once_only(model, call, *targets)``: **the call runs once however often its code runs.**
+   It sits under (or after an early return on) a membership test (``if h not in cm.handlers``),
+   a register-once flag (``if not _installed:``, ``global _ready``) or a test of the mutated
+   object itself (``if not cm.handlers:``). A registration or a tool-list mutation made per
+   request is then made once (DUP303, DUP401).
+3. ``idempotent(model, call)``: **running it again is harmless.** The call sits under a seen-id
+   condition (``if call.id in seen: continue``), inside a once-context (``with turn_lease(...)``,
+   ``@idempotent``, a ledger), or after an idempotency check in its function
+   (``already_processed(key)``, ``redis.set(k, v, nx=True)``, a ``dupguard.runtime`` helper, a
+   user guard from ``extend-idempotency-guards``). A retried, replayed or redelivered run is
+   then skipped the second time (DUP501, DUP502, DUP504, DUP505).
+
+The words each test looks for are in ``vocabulary.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from .model import Call, Function, Model, analysis
+from .nodes import comparison_parts, dotted_names_in, has_membership_test, strings_in, token_text
+from .vocabulary import (
+    FLAG_WORDS,
+    GUARD_CALL_RE,
+    GUARD_DECORATOR_WORDS,
+    GUARD_METHODS,
+    IDEMPOTENCY_WORDS,
+    LOCK_WORDS,
+    ONCE_WORDS,
+    SEEN_WORDS,
+)
+
+# ----------------------------------------------------------------------------- 1. serialised
+
+
+def _lock_like(text: str) -> bool:
+    lowered = text.lower()
+    if any(word in lowered for word in LOCK_WORDS):
+        return True
+    tail = lowered.rsplit(".", 1)[-1]
+    return tail.rstrip("()") in GUARD_METHODS and tail.endswith("()")
+
+
+def serialised(call: Call) -> bool:
+    """Is the call inside ``with <lock>:`` / ``async with guard.hold():`` or in a function (or
+    one it is nested in) decorated ``@guarded`` / ``@synchronized``?"""
+    if any(_lock_like(w) for w in call.withs):
+        return True
+    fn = call.function
+    while fn is not None:
+        for dec in fn.decorators:
+            text = (dec.dotted or "").lower()
+            if any(word in text for word in GUARD_DECORATOR_WORDS):
+                return True
+        fn = fn.parent
+    return False
+
+
+# ----------------------------------------------------------------------------- 2. once only
+
+
+def _mentions(test: cst.CSTNode, texts: tuple[str, ...], flags: set[str]) -> bool:
+    if has_membership_test(test):
+        return True
+    if any(any(word in text.lower() for word in FLAG_WORDS) for text in strings_in(test)):
+        return True
+    for name in dotted_names_in(test):
+        lowered = name.lower()
+        if any(word in lowered for word in FLAG_WORDS):
+            return True
+        if name in flags:
+            return True
+        if any(t and (name == t or name.startswith(t + ".")) for t in texts):
+            return True
+    return False
+
+
+def once_only(model: Model, call: Call, *texts: str) -> bool:
+    """Is ``call`` behind a check that makes it run once: a membership test, a register-once
+    flag, a test of the mutated object itself (``texts``: ``if not cm.handlers:``), or a
+    module-level flag the function rebinds (``global _ready``)? The checks are the tests of
+    the ``if`` bodies around the call and of the early exits of its function and the
+    functions it is nested in."""
+    fn = call.function
+    flags = set(fn.global_names) if fn is not None else set()
+    tests = list(call.conditions)
+    scope = fn
+    while scope is not None:
+        tests.extend(scope.exit_tests)
+        scope = scope.parent
+    return any(_mentions(test, texts, flags) for test in tests)
+
+
+# ----------------------------------------------------------------------------- 3. idempotent
+
+_ID_ITEM_RE = re.compile(r"(\bid\b|_id\b|\.id\b|'id'|\"id\")")
+
+
+def is_seen_test(test: cst.CSTNode) -> bool:
+    """``call.id in seen``, ``block.id not in done``, ``key in processed_ids``."""
+    for op, left, right in comparison_parts(test):
+        if op is not cst.In and op is not cst.NotIn:
+            continue
+        container = token_text(right).lower()
+        item = token_text(left).lower()
+        if any(w in container for w in SEEN_WORDS) or _ID_ITEM_RE.search(item):
+            return True
+    return False
+
+
+def is_idempotency_test(test: cst.CSTNode) -> bool:
+    """The test of an early exit that checks a key: ``if record.processed: return``,
+    ``if Event.objects.filter(id=eid).exists(): return``, ``if not created: return``
+    (``get_or_create``), ``if not cache.add(key, 1): return`` and ``if not r.sadd("seen", key)``
+    (atomic claims)."""
+    tokens = set(token_text(test).lower().split())
+    if any(word in token for token in tokens for word in IDEMPOTENCY_WORDS):
+        return True
+    if "created" in tokens or ".setnx" in tokens or ".sadd" in tokens or ".set_if_absent" in tokens:
+        return True
+    if ".exists" in tokens and (".filter" in tokens or ".objects" in tokens):
+        return True
+    return ".add" in tokens and any("cache" in token for token in tokens)
+
+
+def _last(text: str | None) -> str:
+    return (text or "").replace("[]", "").replace("()", "").rsplit(".", 1)[-1]
+
+
+@analysis
+def is_guard_call(model: Model, call: Call) -> bool:
+    """An idempotency check or claim: ``already_processed(key)``, ``redis.set(k, v, nx=True)``,
+    a ``dupguard.runtime`` helper, or a user guard from ``extend-idempotency-guards``."""
+    callee = call.callee or ""
+    func = call.func or ""
+    if callee.startswith("dupguard.runtime") or runtime_receiver(model, call):
+        return True
+    guards = model.idempotency_guards
+    if guards and (
+        callee in guards
+        or func in guards
+        or ("." not in func and call.callee is None and any(g.rsplit(".", 1)[-1] == func for g in guards))
+    ):
+        return True
+    if GUARD_CALL_RE.search(_last(func)):
+        return True
+    nx = call.kw("nx")
+    return nx is not None and getattr(nx.node, "value", None) == "True"
+
+
+def runtime_receiver(model: Model, call: Call) -> bool:
+    """A method called on an object built from ``dupguard.runtime`` (``ledger.begin(...)``)."""
+    if not call.receiver:
+        return False
+    binding = model.binding_of(call.receiver, call.function)
+    vc = binding.value_call if binding is not None else None
+    return vc is not None and (vc.callee or "").startswith("dupguard.runtime")
+
+
+def once_context(call: Call) -> bool:
+    """Inside ``with turn_lease(...)`` / ``with ledger...`` / a function decorated ``@idempotent``."""
+    if any(any(w in text.lower() for w in ONCE_WORDS) for text in call.withs):
+        return True
+    fn = call.function
+    while fn is not None:
+        for dec in fn.decorators:
+            text = f"{dec.dotted or ''} {dec.callee or ''}".lower()
+            if "idempot" in text or "dupguard.runtime" in text or "once" in text:
+                return True
+        fn = fn.parent
+    return False
+
+
+@analysis
+def _checks_keys_on_exit(model: Model, fn: Function) -> bool:
+    """Does an early exit of ``fn`` test a seen-id set or an idempotency key?"""
+    return any(is_seen_test(test) or is_idempotency_test(test) for test in fn.exit_tests)
+
+
+@analysis
+def _first_guard_call(model: Model, fn: Function) -> int | None:
+    """Source order of the first idempotency check made directly in ``fn``, if any."""
+    for call in fn.calls:
+        if is_guard_call(model, call):
+            return model.order(call)
+    return None
+
+
+def idempotent_in(model: Model, fn: Function | None, before: Call | None = None) -> bool:
+    """Does ``fn`` (or a function it is nested in) check an idempotency key or a seen-id set
+    before ``before`` (anywhere when ``before`` is None)?"""
+    limit = model.order(before) if before is not None else None
+    while fn is not None:
+        if _checks_keys_on_exit(model, fn):
+            return True
+        first = _first_guard_call(model, fn)
+        if first is not None and (limit is None or first < limit):
+            return True
+        fn = fn.parent
+    return False
+
+
+@analysis
+def _tested_calls(model: Model) -> dict[int, list[Call]]:
+    """id(test) → the calls in the test of an ``if`` / ``while`` statement, in source order."""
+    out: dict[int, list[Call]] = {}
+    for call in model.calls:
+        test = getattr(call.statement, "test", None)
+        if test is not None:
+            out.setdefault(id(test), []).append(call)
+    return out
+
+
+def _guard_in_test(model: Model, call: Call, test: cst.CSTNode) -> bool:
+    """A guard call inside the test of an enclosing ``if`` (``if not first_time(key):``)."""
+    fn = call.function
+    return any(
+        (fn is None or c.function is fn) and is_guard_call(model, c) for c in _tested_calls(model).get(id(test), ())
+    )
+
+
+@analysis
+def idempotent(model: Model, call: Call) -> bool:
+    """Is this particular run made safe to repeat: under a seen-id condition, inside a
+    once-context, or after an idempotency check in its function?"""
+    if once_context(call):
+        return True
+    if any(is_seen_test(t) or _guard_in_test(model, call, t) for t in call.conditions):
+        return True
+    return idempotent_in(model, call.function, call)
