@@ -12,7 +12,7 @@ every time, changes nothing another request could notice.
 - per-request value: the expression reads a parameter or a local of that function (or of an
   enclosing one): the request's data, a connection opened for it, a value it computed; or
   Flask's/Quart's ``request`` proxy.
-- serialised: the write sits in the body of ``with <lock>:`` (``shared.LOCK_WORDS``).
+- serialised: the write sits in the body of ``with <lock>:`` (``vocabulary.LOCK_WORDS``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import entrypoints as ep
-from .lifetimes import CACHING, _runs_once, runs_agent
+from .lifetimes import _cached, _function_runs_agent, _runs_once
 from .model import Binding, Function, Model
-from .shared import LOCK_WORDS
+from .nodes import dotted, names_in
+from .vocabulary import LOCK_WORDS
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -86,7 +87,7 @@ def per_request(model: Model, fn: Function | None) -> PerRequest | None:
     a cached factory, a script) or its callers are unknown and it runs no agent."""
     if fn is None:
         return None
-    if any(d.callee in CACHING for d in fn.decorators):
+    if _cached(fn):
         return None
     contexts = model.contexts_of(fn)
     if contexts & {ep.HANDLER, ep.WORKER}:
@@ -98,7 +99,7 @@ def per_request(model: Model, fn: Function | None) -> PerRequest | None:
         return None
     if fn.class_name is not None and fn.name in TURN_METHODS:
         return PerRequest("turn", fn)
-    if any(runs_agent(model, call) for call in fn.calls):
+    if _function_runs_agent(model, fn):
         return PerRequest("runs-agent", fn)
     return None
 
@@ -126,28 +127,17 @@ def request_names(fn: Function) -> set[str]:
 def reads_request_value(model: Model, fn: Function, *nodes: cst.CSTNode | None) -> bool:
     """Does any of the expressions read a per-call name of ``fn`` (``request_names``) or a
     framework's request proxy (``flask.request``)?"""
-    import libcst as cst
-
     names = request_names(fn)
-    stack = [node for node in nodes if node is not None]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            if node.value in names or model.imports.get(node.value) in REQUEST_PROXIES:
+    for node in nodes:
+        if node is None:
+            continue
+        for name in names_in(node):
+            if name in names or model.imports.get(name) in REQUEST_PROXIES:
                 return True
-            continue
-        if isinstance(node, cst.Attribute):
-            stack.append(node.value)  # ``payload.user`` reads payload; ``.user`` is no name
-            continue
-        if isinstance(node, cst.Lambda):
-            continue  # a lambda's parameters are its own
-        stack.extend(node.children)
     return False
 
 
 def _lock_like(node: cst.CSTNode) -> bool:
-    from .builder import dotted
-
     text = (dotted(node) or "").lower()
     return any(word in text for word in LOCK_WORDS)
 

@@ -90,7 +90,7 @@ def _reader(model: Model, name: str, writer: Function) -> Function | None:
 def _lazy_init(model: Model, binding: Binding) -> bool:
     """``if client is None: client = ...`` (or an early return when it is set): the global
     is filled once, a cache rather than the current request's value."""
-    from ...semantic.lifetimes import names_in
+    from ...semantic.nodes import names_in
 
     fn = binding.function
     tests = []

@@ -30,10 +30,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ...semantic.catalog import Kind
-from ...semantic.lifetimes import AGENT_WORDS, CACHING, module_instances
+from ...semantic.guards import serialised
+from ...semantic.lifetimes import _cached, module_instances
 from ...semantic.model import Binding, Function, Model
+from ...semantic.nodes import dotted
 from ...semantic.request_state import PerRequest, per_request, reads_request_value, under_lock
-from ...semantic.shared import is_guarded
 from .. import Finding, RuleContext, rule
 
 # Process-wide configuration objects that frameworks read when a call is not given its own
@@ -51,7 +52,22 @@ GROWERS = frozenset({"append", "extend", "insert", "__iadd__"})
 # AG2 ``update_system_message``); ``with_*``/``bind_*`` are left out: LangChain's return a copy.
 SETTER_METHODS = frozenset({"update_system_message", "set_system_message"})
 # Name words of objects whose attributes are configuration a request must not change.
-CLIENT_WORDS = (*AGENT_WORDS, "client", "llm", "settings")
+CLIENT_WORDS = (
+    "agent",
+    "assistant",
+    "crew",
+    "executor",
+    "runner",
+    "team",
+    "chain",
+    "graph",
+    "workflow",
+    "bot",
+    "swarm",
+    "client",
+    "llm",
+    "settings",
+)
 STATEFUL_KINDS = (Kind.AGENT, Kind.STATELESS)
 
 
@@ -95,7 +111,7 @@ def _shared(model: Model, fn: Function, text: str, depth: int = 0) -> SharedObje
         attr = rest.split(".")[0]
         if "." in rest:
             return None  # self.a.b: only the attribute of self is an object we know
-        held = [b for b in model.bindings if b.class_name == fn.class_name and b.target in (f"self.{attr}", attr)]
+        held = [*model.member_bindings(fn.class_name, attr), *model.member_bindings(fn.class_name, f"self.{attr}")]
         binding = held[-1] if held else None
         class_level = any(b.scope == "class" for b in held)
         if not _kind_ok(model, binding, text):
@@ -114,23 +130,16 @@ def _shared(model: Model, fn: Function, text: str, depth: int = 0) -> SharedObje
         return None
     local_scope = _local_scope(fn, head)
     if local_scope is not None:
-        alias = None
-        for b in model.bindings:
-            if b.function is local_scope and b.target == head:
-                alias = b
-        if alias is None or alias.statement is None:
+        aliases = model.bindings_in(head, local_scope)
+        alias = aliases[-1] if aliases else None
+        if alias is None:
             return None
         if alias.value_dotted and "(" not in alias.value_dotted:
             return _shared(model, fn, alias.value_dotted + (f".{rest}" if rest else ""), depth + 1)
         factory_call = alias.value_call
         if factory_call is not None and factory_call.func and "." not in factory_call.func:
             factory = model.function_named(factory_call.func, within=fn)
-            if (
-                factory is not None
-                and not rest
-                and any(d.callee in CACHING for d in factory.decorators)
-                and _kind_ok(model, alias, factory_call.func)
-            ):
+            if factory is not None and not rest and _cached(factory) and _kind_ok(model, alias, factory_call.func):
                 return SharedObject(text, f"the object the cached factory `{factory.name}()` returns to every caller")
         return None
     qualified = model.resolve(text)
@@ -174,20 +183,17 @@ def _startup_kind(model: Model, text: str) -> bool:
 def _restored(model: Model, fn: Function, text: str) -> bool:
     """The method writes an attribute of ``text`` twice and one write puts back a value it read
     from that attribute before (``saved = self.agent.x`` … ``self.agent.x = saved``)."""
-    writes = [b for b in model.bindings if b.function is fn and b.target.startswith(text + ".")]
+    mine = [b for b in model.bindings_under(fn.node.body) if b.function is fn]
+    writes = [b for b in mine if b.target.startswith(text + ".")]
     if len(writes) < 2:
         return False
     targets = {w.target for w in writes}
-    saved = {
-        b.target for b in model.bindings if b.function is fn and "." not in b.target and _read_target(b) in targets
-    }
+    saved = {b.target for b in mine if "." not in b.target and _read_target(b) in targets}
     return any(w.value_dotted in saved for w in writes)
 
 
 def _read_target(binding: Binding) -> str | None:
     """The dotted target form an assignment's value reads: ``self.agent.x`` or ``self.agent.x[]``."""
-    from ...semantic.builder import dotted
-
     return dotted(binding.value)
 
 
@@ -198,10 +204,8 @@ def _clone_of_shared(model: Model, fn: Function, obj: str, attribute: str) -> Sh
     so the append reaches the shared agent."""
     if "." in obj or _local_scope(fn, obj) is not fn:
         return None
-    alias = None
-    for b in model.bindings:
-        if b.function is fn and b.target == obj:
-            alias = b
+    aliases = model.bindings_in(obj, fn)
+    alias = aliases[-1] if aliases else None
     call = alias.value_call if alias is not None else None
     if call is None or call.method != "clone" or not call.receiver or call.kw(attribute) is not None:
         return None
@@ -272,7 +276,7 @@ def _method_writes(model: Model) -> Iterator[Mutation]:
         else:
             continue
         why = per_request(model, fn)
-        if why is None or is_guarded(call):
+        if why is None or serialised(call):
             continue
         shared = _shared(model, fn, obj)
         if shared is None and method in CONTAINER_MUTATORS:
