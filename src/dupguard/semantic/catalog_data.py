@@ -1705,6 +1705,76 @@ _MORE = (
     ),
 )
 
+# --------------------------------------------------------------------------------------------
+# Toolkits that keep one user's account on the instance (DUP105), read in agno 3.1.10 with
+# google-api-python-client, zep-cloud and mem0ai installed (the toolkits import them).
+# --------------------------------------------------------------------------------------------
+_USER_STATE_TOOLKITS = (
+    Entry(
+        names=(
+            "agno.tools.google.GmailTools",
+            "agno.tools.google.gmail.GmailTools",
+            "agno.tools.google.GoogleCalendarTools",
+            "agno.tools.google.calendar.GoogleCalendarTools",
+            "agno.tools.google.GoogleDriveTools",
+            "agno.tools.google.drive.GoogleDriveTools",
+            "agno.tools.google.GoogleSheetsTools",
+            "agno.tools.google.sheets.GoogleSheetsTools",
+            "agno.tools.google.GoogleSlidesTools",
+            "agno.tools.google.slides.GoogleSlidesTools",
+        ),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/google/auth/decorator.py",
+        why="every tool method is wrapped by google_authenticate(): the first call resolves "
+        "credentials (instance creds, service account, token DB or the OAuth flow; "
+        "GoogleToolkit._resolve_creds in agno/tools/google/base.py takes no user) and stores "
+        "them in self.creds and the built client in self._service, which every later call "
+        "reuses: one instance acts as the first user's account for everyone "
+        "(agno-agi/agno PR #7377).",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=(
+            "agno.tools.gmail.GmailTools",
+            "agno.tools.googlecalendar.GoogleCalendarTools",
+            "agno.tools.googlesheets.GoogleSheetsTools",
+        ),
+        kind=TOOL,
+        framework="agno",
+        version="agno 1.8.4",
+        source="agno/tools/gmail.py",
+        why="the module paths of agno 1.x (moved under agno.tools.google in 2.x): the "
+        "authenticate decorator runs _auth() once, which loads token.json or runs the local "
+        "OAuth flow, and keeps self.creds and self.service for every later call "
+        "(googlecalendar.py and googlesheets.py do the same).",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=("agno.tools.zep.ZepTools",),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/zep.py",
+        why="initialize() fixes self.user_id and self.session_id once (the given ones, or a "
+        "generated user-<uuid> and thread) and every memory read and write uses them: one "
+        "instance is one Zep user and thread for all callers.",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=("agno.tools.mem0.Mem0Tools",),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/mem0.py",
+        why="_get_user_id() prefers self.user_id (the constructor's user_id=) over "
+        "run_context.user_id: built with user_id=, every caller reads and writes that one "
+        "user's memories; without it the run's user_id is used.",
+        user_state_kwargs=("user_id",),
+    ),
+)
+
 ENTRIES: tuple[Entry, ...] = (
     *_LLAMA_INDEX,
     *_AUTOGEN_02,
@@ -1719,6 +1789,7 @@ ENTRIES: tuple[Entry, ...] = (
     *_SMOLAGENTS,
     *_GOOGLE_ADK,
     *_AGNO_ENTRIES,
+    *_USER_STATE_TOOLKITS,
     *_SEMANTIC_KERNEL,
     *_PLAIN_CLIENTS,
     *_MORE,

@@ -162,3 +162,28 @@ def under_lock(fn: Function, binding: Binding) -> bool:
             continue
         stack.extend(node.children)
     return False
+
+
+def reads_names(fn: Function, names: set[str] | frozenset[str]) -> str | None:
+    """The first of the module-level ``names`` that ``fn``'s body reads (not counting names it
+    binds itself, attribute names, or nested definitions), or None. Walks the body, so callers
+    use it only for the few functions and names a finding is about."""
+    import libcst as cst
+
+    wanted = {n for n in names if n in fn.global_names or (n not in fn.local_names and n not in fn.params)}
+    if not wanted:
+        return None
+    stack: list[cst.CSTNode] = [fn.node.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            if node.value in wanted:
+                return node.value
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue  # nested definitions are functions of their own
+        if type(node) is cst.Attribute:
+            stack.append(node.value)
+            continue
+        stack.extend(node.children)
+    return None

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ...semantic.catalog import Kind
 from ...semantic.model import Binding, Function, Model
-from ...semantic.request_state import PerRequest, per_request, reads_request_value
+from ...semantic.request_state import PerRequest, per_request, reads_names, reads_request_value
 from .. import Finding, RuleContext, rule
 
 ENVIRON_WRITERS = frozenset({"update", "setdefault", "__setitem__"})
@@ -64,26 +64,10 @@ class Leak:
 
 
 def _reader(model: Model, name: str, writer: Function) -> Function | None:
-    """Another function that reads the module global ``name`` (where it is not a local of its
-    own). Walks function bodies, so it runs only for the few globals a handler rebinds."""
-    import libcst as cst
-
+    """Another function that reads the module global ``name``."""
     for fn in model.functions:
-        if fn is writer or fn.parent is writer:
-            continue
-        if (name in fn.local_names or name in fn.params) and name not in fn.global_names:
-            continue
-        stack: list[cst.CSTNode] = [fn.node.body]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name) and node.value == name:
-                return fn
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                continue  # nested definitions are functions of their own
-            if isinstance(node, cst.Attribute):
-                stack.append(node.value)  # ``x.name`` is an attribute, not the global
-                continue
-            stack.extend(node.children)
+        if fn is not writer and fn.parent is not writer and reads_names(fn, {name}):
+            return fn
     return None
 
 
