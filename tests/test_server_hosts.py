@@ -145,7 +145,7 @@ def test_a_file_without_a_framework_or_host_is_still_skipped() -> None:
 def test_a_module_level_agent_run_by_an_mcp_tool_is_shared_by_every_client() -> None:
     """An MCP server is one process for every client (hosts-notes.md): its module-level
     stateful agent is DUP101, as in a web app."""
-    from dupguard.engine import lint_text
+    from dupguard.pipeline import lint_text
 
     source = textwrap.dedent(
         """
