@@ -64,7 +64,8 @@ REQUEST_PROXIES = frozenset(
 @dataclass(frozen=True)
 class PerRequest:
     """Why a function runs once per request: ``kind`` is "handler", "worker", "helper" (a
-    function a handler or worker calls), "turn" (a run-like method) or "runs-agent"."""
+    function a handler or worker calls), "turn" (a run-like method), "runs-agent" or
+    "session-factory" (see ``session_factory``)."""
 
     kind: str
     function: Function
@@ -79,6 +80,8 @@ class PerRequest:
             return f"`{name}`, which runs per request (a handler or worker calls it)"
         if self.kind == "turn":
             return f"`{self.function.qualname}`, which runs once per turn"
+        if self.kind == "session-factory":
+            return f"`{name}`, which builds one per session"
         return f"`{name}`, which runs the agent on every call"
 
 
@@ -186,4 +189,17 @@ def reads_names(fn: Function, names: set[str] | frozenset[str]) -> str | None:
             stack.append(node.value)
             continue
         stack.extend(node.children)
+    return None
+
+
+SESSION_WORDS = ("session", "user", "thread", "conversation", "chat", "context_id", "tenant")
+
+
+def session_factory(model: Model, fn: Function) -> PerRequest | None:
+    """A function that builds per session: not run once, and it takes a session, user or
+    thread id (``def make_agent(session_id): ...``), whoever calls it."""
+    if _cached(fn) or _runs_once(model, fn):
+        return None
+    if any(any(word in param.lower() for word in SESSION_WORDS) for param in fn.params):
+        return PerRequest("session-factory", fn)
     return None
