@@ -1550,6 +1550,27 @@ REGISTRATIONS: tuple[Registration, ...] = (
         receivers=("pydantic_ai.Agent",),
     ),
     Registration(
+        method="system_prompt",
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/agent/__init__.py",
+        why="@agent.system_prompt appends the function to self._system_prompt_functions with no "
+        "duplicate check, so registering one per request on a shared agent adds every "
+        "session's prompt to every later run (pydantic/pydantic-ai#1209 asks how to give each "
+        "session its own prompt: per-run instructions= or a dynamic prompt reading deps).",
+        receivers=("pydantic_ai.Agent",),
+    ),
+    Registration(
+        method="instructions",
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/agent/__init__.py",
+        why="@agent.instructions appends the function to self._instructions with no duplicate "
+        "check: per-request registration on a shared agent accumulates every session's "
+        "instructions.",
+        receivers=("pydantic_ai.Agent",),
+    ),
+    Registration(
         method="add_tool",
         framework="agno",
         version=_AGNO,
