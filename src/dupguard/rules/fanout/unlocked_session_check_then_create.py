@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...semantic.lifetimes import _runs_once
-from ...semantic.model import Binding, Function, Model
+from ...semantic.model import Binding, Function, Model, analysis
 from ...semantic.nodes import comparison_parts, contains, dotted
 from ...semantic.request_state import under_lock
 from .. import Finding, RuleContext, rule
@@ -176,36 +176,35 @@ def _child_statements(stmt: cst.CSTNode) -> list:
     return []
 
 
-def _enclosing(fn: Function, write: Binding) -> Iterator[tuple[cst.CSTNode, list]]:
-    """(statement, the statements of its suite) for each suite that holds the write, innermost
-    first: the ``if`` bodies around it and the suites an early return may sit in."""
+@analysis
+def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cst.CSTNode | None]]:
+    """Every block in ``fn`` (not in nested definitions): id → (block, the ``if`` whose body it
+    is, or None). One walk per function, however many writes it holds."""
     import libcst as cst
 
-    inside = set(write.branch)
-    found: list[tuple[cst.CSTNode, list]] = []
-    stack: list[cst.CSTNode] = [fn.node.body]
+    out: dict[int, tuple[cst.IndentedBlock, cst.CSTNode | None]] = {}
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(fn.node.body, None)]
     while stack:
-        node = stack.pop()
-        if isinstance(node, cst.IndentedBlock) and id(node) in inside:
-            found.append((node, list(node.body)))
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not fn.node:
-            continue
-        stack.extend(node.children)
-    return iter(reversed(found))
-
-
-def _parent_if(fn: Function, suite: cst.CSTNode) -> cst.CSTNode | None:
-    import libcst as cst
-
-    stack: list[cst.CSTNode] = [fn.node.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.If) and node.body is suite:
-            return node
+        node, parent = stack.pop()
+        if isinstance(node, cst.IndentedBlock):
+            out[id(node)] = (node, parent if isinstance(parent, cst.If) and parent.body is node else None)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
-    return None
+        stack.extend((child, node) for child in node.children)
+    return out
+
+
+def _enclosing(model: Model, fn: Function, write: Binding) -> list[tuple[list, cst.CSTNode | None]]:
+    """(the statements of each block that holds the write, the ``if`` it is the body of),
+    innermost first."""
+    suites = _suites(model, fn)
+    found = []
+    for suite_id in reversed(write.branch):
+        entry = suites.get(suite_id)
+        if entry is not None:
+            block, parent = entry
+            found.append((list(block.body), parent))
+    return found
 
 
 def _exits(if_node: cst.CSTNode) -> bool:
@@ -230,8 +229,7 @@ def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenC
     if not container and not (store.startswith("self.") and store.count(".") == 1):
         return None
     aliases = _aliases(model, fn, store, container)
-    for suite, statements in _enclosing(fn, write):
-        parent = _parent_if(fn, suite)
+    for statements, parent in _enclosing(model, fn, write):
         if parent is not None and _finds_missing(parent.test, store, container, aliases):
             suspension = _suspension_before(statements, write)
             if suspension is not None:
