@@ -70,7 +70,8 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Literal
 
 from . import _waiters
-from .backends import Backend, Claim, default_backend
+from .backends import Backend, Claim
+from .backends.memory import default_backend
 from .errors import LeaseLost, StoreError
 from .lease import Lease
 
