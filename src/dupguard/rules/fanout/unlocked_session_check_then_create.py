@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     import libcst as cst
 
 RESOURCE_WORDS = ("session", "conversation", "thread", "chat", "history", "memory", "agent", "context", "room")
+# A lazily created attribute counts only when it is the conversation itself or its id
+# (``self._conversation_id``, ``self._thread``): an agent card, a browser context or a cached
+# list of items fetched twice is the same data twice, not a split history.
+CONVERSATION_WORDS = ("session", "conversation", "thread", "chat", "history", "memory")
+CONVERSATION_TAILS = ("id", *CONVERSATION_WORDS)
 STATELESS_WORDS = ("client", "connection", "conn", "http", "pool", "engine", "lock")
 
 
@@ -46,6 +51,11 @@ def _resource_name(text: str) -> bool:
     words = "".join(c if c.isalnum() else " " for c in text.lower()).split()
     joined = " ".join(words)
     return any(w in joined for w in RESOURCE_WORDS) and not any(w in joined for w in STATELESS_WORDS)
+
+
+def _conversation_attribute(store: str) -> bool:
+    words = [w for w in store.rsplit(".", 1)[-1].lower().split("_") if w]
+    return bool(words) and words[-1] in CONVERSATION_TAILS and any(w in CONVERSATION_WORDS for w in words)
 
 
 def _long_lived(model: Model, fn: Function, store: str) -> bool:
@@ -226,7 +236,7 @@ def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenC
     store = write.target[:-2] if container else write.target
     if "[" in store or not _resource_name(store) or not _long_lived(model, fn, store):
         return None
-    if not container and not (store.startswith("self.") and store.count(".") == 1):
+    if not container and not (store.startswith("self.") and store.count(".") == 1 and _conversation_attribute(store)):
         return None
     aliases = _aliases(model, fn, store, container)
     for statements, parent in _enclosing(model, fn, write):
@@ -248,6 +258,7 @@ def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenC
 
 
 def unlocked_check_then_create(model: Model) -> Iterator[CheckThenCreate]:
+    reported: set[tuple[int, str]] = set()
     for write in model.bindings:
         fn = write.function
         if fn is None or not fn.is_async or write.in_main or _runs_once(model, fn):
@@ -255,7 +266,8 @@ def unlocked_check_then_create(model: Model) -> Iterator[CheckThenCreate]:
         if not (write.target.endswith("[]") or write.target.startswith("self.")):
             continue
         found = _check_then_create(model, fn, write)
-        if found is not None and not under_lock(fn, write):
+        if found is not None and not under_lock(fn, write) and (id(found.check), found.store) not in reported:
+            reported.add((id(found.check), found.store))  # one report per check, however many branches store
             yield found
 
 
