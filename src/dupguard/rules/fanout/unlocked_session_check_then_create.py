@@ -187,12 +187,12 @@ def _child_statements(stmt: cst.CSTNode) -> list:
 
 
 @analysis
-def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cst.CSTNode | None]]:
+def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cst.If | None]]:
     """Every block in ``fn`` (not in nested definitions): id → (block, the ``if`` whose body it
     is, or None). One walk per function, however many writes it holds."""
     import libcst as cst
 
-    out: dict[int, tuple[cst.IndentedBlock, cst.CSTNode | None]] = {}
+    out: dict[int, tuple[cst.IndentedBlock, cst.If | None]] = {}
     stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(fn.node.body, None)]
     while stack:
         node, parent = stack.pop()
@@ -204,7 +204,7 @@ def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cs
     return out
 
 
-def _enclosing(model: Model, fn: Function, write: Binding) -> list[tuple[list, cst.CSTNode | None]]:
+def _enclosing(model: Model, fn: Function, write: Binding) -> list[tuple[list, cst.If | None]]:
     """(the statements of each block that holds the write, the ``if`` it is the body of),
     innermost first."""
     suites = _suites(model, fn)

@@ -184,7 +184,7 @@ def _registry_runs(model: Model, name: str, entry: Entry) -> Call | None:
         receiver = call.receiver or ""
         head = receiver.split(".")[0]
         if receiver in lookups or call.func in lookups:
-            target = receiver if receiver in lookups else call.func
+            target = receiver if receiver in lookups else (call.func or "")
         elif head and "(" not in head and "[" not in head:
             alias = model.local_binding(head, fn)
             if alias is None or alias.function is not fn:

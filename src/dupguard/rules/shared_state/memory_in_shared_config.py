@@ -49,9 +49,9 @@ def _stateful_in(model: Model, node: cst.CSTNode, depth: int = 0) -> Iterator[tu
     if depth > 4:
         return
     if isinstance(node, cst.Dict):
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                yield from _stateful_in(model, element.value, depth + 1)
+        for item in node.elements:
+            if isinstance(item, cst.DictElement):
+                yield from _stateful_in(model, item.value, depth + 1)
         return
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         for element in node.elements:
