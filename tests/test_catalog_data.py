@@ -90,6 +90,7 @@ def test_types_and_non_empty():
             "tools_kwargs",
             "session_kwargs",
             "history_getters",
+            "user_state_kwargs",
         ):
             value = getattr(e, field)
             assert isinstance(value, tuple), (_entry_label(e), field)
@@ -170,6 +171,10 @@ def test_kwarg_fields_fit_their_kind():
             assert e.run_methods, f"{label}: history_getters belong to something that runs"
         for kw in (*e.name_kwargs, *e.session_kwargs, *e.history_getters):
             assert re.fullmatch(_IDENT, kw) or _INDEX.match(kw), (label, kw)
+        if e.user_state_kwargs:
+            # only toolkits cache a user's account; "*" means always, alone
+            assert e.kind is Kind.TOOL, label
+            assert e.user_state_kwargs == ("*",) or all(re.fullmatch(_IDENT, kw) for kw in e.user_state_kwargs), label
 
 
 def test_registration_methods_are_unique_and_covered():
@@ -505,6 +510,7 @@ def render_tables() -> str:
                 ("name", e.name_kwargs),
                 ("session", e.session_kwargs),
                 ("history getter", e.history_getters),
+                ("user state", e.user_state_kwargs),
             ):
                 if value:
                     kw.append(f"{label}: " + ", ".join(f"`{v}`" for v in value))

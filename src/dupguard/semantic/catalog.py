@@ -59,6 +59,11 @@ class Entry:
     # session id (LangChain ``get_session_history``): a getter that ignores the id and returns
     # one module-level memory makes every session share that memory (DUP102)
     history_getters: tuple[str, ...] = ()
+    # for toolkits (kind TOOL): the instance caches one user's credentials, client or data the
+    # first time a tool runs, so one module-level instance serves every user with the first
+    # user's account (DUP105). ("*",) always; otherwise the constructor keywords that pin it
+    # to one user (agno ``Mem0Tools(user_id=...)``)
+    user_state_kwargs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1550,6 +1550,27 @@ REGISTRATIONS: tuple[Registration, ...] = (
         receivers=("pydantic_ai.Agent",),
     ),
     Registration(
+        method="system_prompt",
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/agent/__init__.py",
+        why="@agent.system_prompt appends the function to self._system_prompt_functions with no "
+        "duplicate check, so registering one per request on a shared agent adds every "
+        "session's prompt to every later run (pydantic/pydantic-ai#1209 asks how to give each "
+        "session its own prompt: per-run instructions= or a dynamic prompt reading deps).",
+        receivers=("pydantic_ai.Agent",),
+    ),
+    Registration(
+        method="instructions",
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/agent/__init__.py",
+        why="@agent.instructions appends the function to self._instructions with no duplicate "
+        "check: per-request registration on a shared agent accumulates every session's "
+        "instructions.",
+        receivers=("pydantic_ai.Agent",),
+    ),
+    Registration(
         method="add_tool",
         framework="agno",
         version=_AGNO,
@@ -1860,6 +1881,76 @@ _MORE = (
     ),
 )
 
+# --------------------------------------------------------------------------------------------
+# Toolkits that keep one user's account on the instance (DUP105), read in agno 3.1.10 with
+# google-api-python-client, zep-cloud and mem0ai installed (the toolkits import them).
+# --------------------------------------------------------------------------------------------
+_USER_STATE_TOOLKITS = (
+    Entry(
+        names=(
+            "agno.tools.google.GmailTools",
+            "agno.tools.google.gmail.GmailTools",
+            "agno.tools.google.GoogleCalendarTools",
+            "agno.tools.google.calendar.GoogleCalendarTools",
+            "agno.tools.google.GoogleDriveTools",
+            "agno.tools.google.drive.GoogleDriveTools",
+            "agno.tools.google.GoogleSheetsTools",
+            "agno.tools.google.sheets.GoogleSheetsTools",
+            "agno.tools.google.GoogleSlidesTools",
+            "agno.tools.google.slides.GoogleSlidesTools",
+        ),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/google/auth/decorator.py",
+        why="every tool method is wrapped by google_authenticate(): the first call resolves "
+        "credentials (instance creds, service account, token DB or the OAuth flow; "
+        "GoogleToolkit._resolve_creds in agno/tools/google/base.py takes no user) and stores "
+        "them in self.creds and the built client in self._service, which every later call "
+        "reuses: one instance acts as the first user's account for everyone "
+        "(agno-agi/agno PR #7377).",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=(
+            "agno.tools.gmail.GmailTools",
+            "agno.tools.googlecalendar.GoogleCalendarTools",
+            "agno.tools.googlesheets.GoogleSheetsTools",
+        ),
+        kind=TOOL,
+        framework="agno",
+        version="agno 1.8.4",
+        source="agno/tools/gmail.py",
+        why="the module paths of agno 1.x (moved under agno.tools.google in 2.x): the "
+        "authenticate decorator runs _auth() once, which loads token.json or runs the local "
+        "OAuth flow, and keeps self.creds and self.service for every later call "
+        "(googlecalendar.py and googlesheets.py do the same).",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=("agno.tools.zep.ZepTools",),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/zep.py",
+        why="initialize() fixes self.user_id and self.session_id once (the given ones, or a "
+        "generated user-<uuid> and thread) and every memory read and write uses them: one "
+        "instance is one Zep user and thread for all callers.",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=("agno.tools.mem0.Mem0Tools",),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/mem0.py",
+        why="_get_user_id() prefers self.user_id (the constructor's user_id=) over "
+        "run_context.user_id: built with user_id=, every caller reads and writes that one "
+        "user's memories; without it the run's user_id is used.",
+        user_state_kwargs=("user_id",),
+    ),
+)
+
 ENTRIES: tuple[Entry, ...] = (
     *_LLAMA_INDEX,
     *_AUTOGEN_02,
@@ -1874,6 +1965,7 @@ ENTRIES: tuple[Entry, ...] = (
     *_SMOLAGENTS,
     *_GOOGLE_ADK,
     *_AGNO_ENTRIES,
+    *_USER_STATE_TOOLKITS,
     *_SEMANTIC_KERNEL,
     *_PLAIN_CLIENTS,
     *_MORE,
