@@ -197,6 +197,9 @@ def test_import_roots_from_config(tmp_path: Path) -> None:
     assert _lint(tmp_path, files) == []
     (tmp_path / "pyproject.toml").write_text('[tool.dupguard]\nsrc = ["backend"]\n')
     assert _codes(_lint(tmp_path, {})) == [("backend/svc/api.py", 9, "DUP101")]
+    (tmp_path / "pyproject.toml").write_text('[tool.dupguard]\nsrc = "backend"\n')
+    bad = run_cli("check", ".", cwd=tmp_path)
+    assert bad.returncode == 2 and "src: expected a list of strings" in bad.stderr.decode()
 
 
 def test_project_factory_bound_at_module_level(tmp_path: Path) -> None:

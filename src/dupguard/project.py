@@ -518,14 +518,12 @@ class ProjectIndex:
         self._state: dict[str, list[tuple[str, Fact]]] = {}  # attr → (the module setting it, fact)
         self._attrs: dict[tuple[str, str], Fact] = {}  # (module, name) → fact set from another module
         self._store: _Store | None = None
-        self.built = False
 
     # ------------------------------------------------------------------ building
 
     def build(self, tree: list[Path], store: _Store | None = None) -> None:
         """Scan every file of the tree (text only); when some file is agent code, find the
         startup assignments (``app.state.x = ...``) that other modules rely on."""
-        self.built = True
         self._store = store
         prefix = str(self.root) + os.sep
         for path in tree:
@@ -626,9 +624,6 @@ class ProjectIndex:
         return record.summary  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ the import graph
-
-    def module_file(self, qualified: str) -> _File | None:
-        return self.modules.get(qualified)
 
     def _split(self, qualified: str) -> tuple[_File, list[str]] | None:
         """The longest prefix of ``qualified`` that is a project module, and the names after it."""
@@ -1294,7 +1289,7 @@ class ProjectLink:
     def facts_for(self, path: Path | None, text: str, on_disk: bool = True) -> ProjectFacts | None:
         """The facts for ``text``; ``on_disk``: it is the file at ``path`` as it is on disk
         (so a previous run's answer for the same tree holds), not an editor's buffer or stdin."""
-        if self.index is None and not self._may_need(text):
+        if not self._may_need(text):  # the same test before and after the build: no order effects
             return None
         rel = self._rel(path) if on_disk else None
         if self.index is None and rel is not None and self.cache_dir is not None:
