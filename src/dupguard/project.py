@@ -1289,6 +1289,8 @@ class ProjectLink:
     def facts_for(self, path: Path | None, text: str, on_disk: bool = True) -> ProjectFacts | None:
         """The facts for ``text``; ``on_disk``: it is the file at ``path`` as it is on disk
         (so a previous run's answer for the same tree holds), not an editor's buffer or stdin."""
+        if self.index is not None and not self.index.framework_files:
+            return None  # a tree without agent code: no file has facts
         if not self._may_need(text):  # the same test before and after the build: no order effects
             return None
         rel = self._rel(path) if on_disk else None
