@@ -481,7 +481,7 @@ class _Produce(NamedTuple):
 class _File:
     """One file of the tree: where it is, its module names, its scan and summary (cached)."""
 
-    __slots__ = ("hash", "module", "mtime", "package", "path", "rel", "scan", "size", "summary", "text")
+    __slots__ = ("hash", "module", "mtime", "package", "path", "rel", "scan", "size", "summary")
 
     def __init__(self, path: Path, rel: str) -> None:
         self.path = path
@@ -492,7 +492,6 @@ class _File:
         self.hash = ""
         self.scan: Scan | None = None
         self.summary: dict | None | bool = False  # False: not summarised yet
-        self.text: str | None = None
 
 
 class ProjectIndex:
@@ -597,7 +596,8 @@ class ProjectIndex:
             record.scan, record.summary = cached
         else:
             record.scan = Scan(might_matter(text, self.extra))
-            record.text = text if record.scan.framework else None
+            if record.scan.framework:  # some file is agent code: its imports will be asked for
+                record.scan = scan_details(record.scan, text)
         if self._store is not None:
             self._store.note(record)
 
@@ -606,7 +606,7 @@ class ProjectIndex:
         scan = record.scan
         if scan is None or scan.imports is not None:
             return scan
-        text = record.text if record.text is not None else self._read(record)
+        text = self._read(record)
         if text is None:
             return scan
         record.scan = scan_details(scan, text)
@@ -616,9 +616,8 @@ class ProjectIndex:
 
     def _summary(self, record: _File) -> dict | None:
         if record.summary is False:
-            text = record.text if record.text is not None else self._read(record)
+            text = self._read(record)
             record.summary = summarise(text) if text is not None else None
-            record.text = None
             if self._store is not None:
                 self._store.note(record)
         return record.summary  # type: ignore[return-value]
