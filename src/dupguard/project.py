@@ -105,6 +105,7 @@ class Fact(NamedTuple):
     via: str = ""  # RUNNER: the object it runs, "`agent` (app/agent.py:12)"
     value: str = ""  # KEY: the literal, as written
     how: str = ""  # OBJECT: "module" | "state" | "attribute" | "cached": how it outlives a request
+    holds: str = ""  # an agent built with a shared memory: "`memory` (app/memory.py:3)"
 
 
 class ProjectFacts(NamedTuple):
@@ -947,7 +948,20 @@ class ProjectIndex:
         where = self._where(record, line)
         if produce.same:  # ``agent = get_agent()`` of a cached factory: that factory's object
             how, where = "cached", produce.where
-        return Fact(OBJECT, produce.kind, where, produce.built, produce.framework, produce.run_methods, how=how)
+        holds = self._held_memory(record, expr) if produce.kind == AGENT else ""
+        return Fact(
+            OBJECT, produce.kind, where, produce.built, produce.framework, produce.run_methods, how=how, holds=holds
+        )
+
+    def _held_memory(self, record: _File, expr: Expr) -> str:
+        """A module-level memory the agent is built with (``memory=memory``): shared with it."""
+        for arg in expr[3]:
+            target = self._target(record, arg)
+            if target is not None and target[0] == "bind" and not target[3]:
+                fact = self._fact_of(target)
+                if fact is not None and fact.role == OBJECT and fact.kind == MEMORY:
+                    return f"`{arg}` ({fact.where})"
+        return ""
 
     def _function_fact(self, record: _File, name: str) -> Fact | None:
         produce = self._function_produce(record, name)
@@ -959,7 +973,17 @@ class ProjectIndex:
         runs = self._runs(record, name)
         if runs is not None:
             obj, via = runs
-            return Fact(RUNNER, obj.kind, obj.where, obj.built, obj.framework, obj.run_methods, via=via, how=obj.how)
+            return Fact(
+                RUNNER,
+                obj.kind,
+                obj.where,
+                obj.built,
+                obj.framework,
+                obj.run_methods,
+                via,
+                how=obj.how,
+                holds=obj.holds,
+            )
         return None
 
     # ------------------------------------------------------------------ what calls build
@@ -1110,13 +1134,14 @@ class ProjectIndex:
         assert summary is not None
         fn = summary["defs"][name]
         local = set(fn["locals"])
+        found: dict[str, tuple[Fact, str]] = {}  # by where the object is built: each object once
         for use, line in fn["uses"].items():
             here = f"`{use}` ({self._where(record, line)})"
             if ".state." in f".{use}":
                 attr = use.rpartition("state.")[2].split(".")[0]
                 fact = self.state(attr, record.module)
                 if fact is not None and fact.kind in STATEFUL:
-                    return fact, here
+                    found.setdefault(fact.where, (fact, here))
                 continue
             head = use.split(".")[0].removesuffix("()")
             if head in local or head == "self":
@@ -1127,18 +1152,27 @@ class ProjectIndex:
             if target[0] == "bind" and not target[3]:
                 fact = self._fact_of(target)
                 if fact is not None and fact.role == OBJECT and fact.kind in STATEFUL:
-                    return fact, here
+                    found.setdefault(fact.where, (fact, here))
             elif target[0] == "def" and not target[3]:
                 produce = self._function_produce(target[1], target[2])
                 if produce is not None and produce.same and produce.kind in STATEFUL:
                     fact = Fact(
                         OBJECT, produce.kind, produce.where, produce.built, produce.framework, produce.run_methods
                     )
-                    return fact._replace(how="cached"), f"`{use.removesuffix('()')}()` ({self._where(record, line)})"
+                    call = f"`{use.removesuffix('()')}()` ({self._where(record, line)})"
+                    found.setdefault(fact.where, (fact._replace(how="cached"), call))
+                    continue
                 inner = self._runs(target[1], target[2])
                 if inner is not None:
-                    return inner[0], inner[1]
-        return None
+                    found.setdefault(inner[0].where, inner)
+        if not found:
+            return None
+        # the first agent (else the first memory), and how many more the function reaches
+        ranked = sorted(found.values(), key=lambda pair: pair[0].kind != AGENT)
+        fact, via = ranked[0]
+        if len(ranked) > 1:
+            via = f"{via.split(' and ')[0]} and {len(ranked) - 1} more shared object(s)"
+        return fact, via
 
     # ------------------------------------------------------------------ startup assignments
 

@@ -40,6 +40,7 @@ class Shared:
     # "app.state.agent"); ``binding`` is this file's own name for it when it has one
     fact: Fact | None = None
     name: str = ""
+    through: str = ""  # a memory reached through the agent built with it (``fact.holds``)
 
     @property
     def factory_name(self) -> str | None:
@@ -128,6 +129,9 @@ def _from_project(model: Model, shared_bindings: set[int]) -> Iterator[Shared]:
         seen.add(qualified)
         shown = label if fact.role == OBJECT else f"{label}()"
         yield Shared(shown, None, kind, entry, fact=fact, name=label)
+        if fact.holds:  # the memory the agent was built with runs with it (DUP102, as in one file)
+            held = Shared(fact.holds, None, Kind.MEMORY, entry, fact=fact, name=label, through=shown)
+            yield held
 
 
 def _label(model: Model, qualified: str) -> str | None:

@@ -67,7 +67,11 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
             # built in another module: reported where this file uses it (or names it), and
             # fixed where it is built
             node = shared.report_node if shared.report_node is not None else first.node
-            if shared.fact.role == "runner":
+            if shared.through:
+                holder = f"`{shared.through}`" if shared.fact.role != "runner" else f"the agent `{shared.through}` runs"
+                what = f"is a stateful memory held by {holder} (`{shared.fact.built}`, {_where(shared)})"
+                used, via = "used here", f" through `{shared.through}`"
+            elif shared.fact.role == "runner":
                 what = f"runs {shared.fact.via}, {_what(shared)} {_where(shared)}"
                 used = "called here"
             else:
@@ -75,7 +79,7 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
                 used = "used here" if shared.binding is None else "used"
             yield Finding(
                 node,
-                f"`{shared.label}` {what}, shared by every request: {used}{via} in `{where}` "
+                f"{shared.label if shared.through else f'`{shared.label}`'} {what}, shared by every request: {used}{via} in `{where}` "
                 f"(line {ctx.line(first.node)}){more}; {advice}",
                 fix_message=f"built in another module ({shared.fact.where}): fix it there",
             )
