@@ -74,7 +74,7 @@ def fix(ctx: FixContext, retry: Retry) -> FixProposal:
     key = next((p for p in KEY_PARAMS if p in fn.params), None)
     per_turn = next((p for p in PER_TURN_PARAMS if p in fn.params), None)
     if key is None and per_turn is not None:
-        return None, (
+        return FixProposal.refuse(
             f"`{per_turn}` is minted per model response: a retried or re-planned turn comes back under a "
             f"new one and would run again (DUP506); give `{fn.name}()` the request or turn id and key the "
             "run by it"
