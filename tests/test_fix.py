@@ -780,8 +780,10 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             "`run_billing()` takes *args/**kwargs; write the key function by hand",
         ),
         (
-            "@retry(stop=stop_after_attempt(4))\ndef execute_tool_call(tool_call_id: str, arguments: str) -> dict:\n"
-            "    return billing_api.post('/refunds', json=arguments)\n",
+            (
+                "@retry(stop=stop_after_attempt(4))\ndef execute_tool_call(tool_call_id: str, arguments: str) -> dict:\n"
+                "    return billing_api.post('/refunds', json=arguments)\n"
+            ),
             "`tool_call_id` is minted per model response: a retried or re-planned turn comes back under a new one",
         ),
         (
