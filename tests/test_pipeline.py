@@ -33,14 +33,9 @@ SHARED_AGENT = (
 # Cycles that belong to other parts of the tree, as (importer, imported-module prefix): a
 # package whose ``__init__`` loads its own submodules, which import the package back.
 # - ``dupguard.rules.load()`` imports the family modules, which register with ``@rule``
-#   from ``dupguard.rules`` (the rule registry; issue 13, section 2 moves it);
-# - ``dupguard.runtime.backends.default_backend()`` imports ``.memory``, which implements
-#   the contract defined in ``dupguard.runtime.backends``.
+#   from ``dupguard.rules`` (the rule registry).
 # Remove an entry once its cycle is gone.
-KNOWN_CYCLE_EDGES = (
-    ("dupguard.rules", "dupguard.rules."),
-    ("dupguard.runtime.backends", "dupguard.runtime.backends."),
-)
+KNOWN_CYCLE_EDGES = (("dupguard.rules", "dupguard.rules."),)
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

@@ -35,7 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .backends import Backend, Claim, Record, Unstorable, check_duration, compose_key, default_backend
+from .backends import Backend, Claim, Record, Unstorable, check_duration, compose_key
+from .backends.memory import default_backend
 from .errors import ToolCallIdReused
 from .idempotency import payload_hash
 from .lease import Lease

@@ -127,7 +127,7 @@ def register_once(target: Any, handler: Any, *, method: str = "add_handler") -> 
     """
     register = getattr(target, method, None)
     if not callable(register):
-        raise AttributeError(f"{type(target).__name__} has no method {method!r}")
+        raise AttributeError(f"{type(target).__name__} has no method {method!r}")  # noqa: TRY004 (a missing attribute)
     handler_key = _handler_key(handler)
     with _lock:
         entry = _registered.get(id(target))
