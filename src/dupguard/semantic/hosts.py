@@ -37,7 +37,7 @@ from .catalog_data import PROCESS_CACHES
 from .model import analysis, string_value
 
 if TYPE_CHECKING:
-    from .model import Decorator, Function, Model
+    from .model import Call, Decorator, Function, Model
 
 # A context marker (next to handler/worker): the function runs as an RQ job in a forked work
 # horse, so module state it changes dies with the job.
@@ -63,13 +63,13 @@ HOSTS: tuple[Host, ...] = (
     Host(
         name="Streamlit",
         modules=("streamlit",),
-        entry="the page script: its module level and `if __name__ == \"__main__\":` run on every session's every "
+        entry='the page script: its module level and `if __name__ == "__main__":` run on every session\'s every '
         "interaction, with the functions they call",
         shared="every module the page imports (imported once per process); values of `@st.cache_resource` "
-        "(default `scope=\"global\"`), wherever the cached function is defined: the cache key is the function's "
+        '(default `scope="global"`), wherever the cached function is defined: the cache key is the function\'s '
         "module, qualified name and source, so a cached function nested in `main()` or a closure is one cache",
         per_request="the page script's own module-level objects (a fresh `__main__` module per run); "
-        "`st.session_state`; `@st.cache_resource(scope=\"session\")` values",
+        '`st.session_state`; `@st.cache_resource(scope="session")` values',
         concurrency="each session runs its script in its own thread: cached objects are used by several "
         "sessions at once",
         dupguard="module-level agents of a page script are not shared; a cached factory's agent used from page "
@@ -87,7 +87,7 @@ HOSTS: tuple[Host, ...] = (
         "(`.click/.submit/.change(fn, inputs, outputs)`: event registrations, not executor submits)",
         shared="module-level objects and objects the event functions close over: one process serves every visitor",
         per_request="`gr.State` values (the initial value is deep-copied per session)",
-        concurrency="each listener has its own queue running one event at a time (`concurrency_limit=\"default\"`, "
+        concurrency='each listener has its own queue running one event at a time (`concurrency_limit="default"`, '
         "`default_concurrency_limit` 1); a function bound to two listeners, or `concurrency_limit=None`/N > 1, "
         "runs concurrently",
         dupguard="event functions are request handlers: an agent that keeps history across runs, shared by them, "
@@ -95,7 +95,7 @@ HOSTS: tuple[Host, ...] = (
         "conversation)",
         version="gradio 6.31.0",
         source="gradio/queueing.py `create_event_queue_for_fn`; gradio/blocks.py `queue(default_concurrency_limit=)`; "
-        "gradio/chat_interface.py `ChatInterface(fn, concurrency_limit=\"default\")`",
+        'gradio/chat_interface.py `ChatInterface(fn, concurrency_limit="default")`',
     ),
     Host(
         name="Chainlit",
@@ -195,8 +195,8 @@ HOSTS: tuple[Host, ...] = (
         dupguard="tasks are worker tasks: a module-level agent that keeps history carries one job's conversation "
         "into the next",
         version="celery 5.3.6 docs",
-        source="celery/app/registry.py `TaskRegistry.register` (\"automatically instantiated if not already an "
-        "instance\"); docs.celeryq.dev userguide/tasks.html",
+        source='celery/app/registry.py `TaskRegistry.register` ("automatically instantiated if not already an '
+        'instance"); docs.celeryq.dev userguide/tasks.html',
     ),
     Host(
         name="RQ",
@@ -378,3 +378,24 @@ def isolated(model: Model, fn: Function | None) -> bool:
         return False
     contexts = model.contexts_of(fn)
     return FORKED in contexts and ep.HANDLER not in contexts
+
+
+def host_event_registration(model: Model, call: Call) -> bool:
+    """``box.submit(respond, [box, chat], [chat])``: a Gradio event listener registering a
+    function (entrypoints.HOST_EVENT_REGISTRATIONS), not ``executor.submit(fn, *args)``. The
+    receiver is a component the file builds from gradio (``gr.Textbox(...)``, also chained), or
+    the call names the listener's ``inputs``/``outputs``."""
+    tops = {q.split(".")[0] for q in model.imports.values()}
+    host = next((h for h in ep.HOST_EVENT_REGISTRATIONS if h in tops), None)
+    if host is None or call.method not in ep.HOST_EVENT_REGISTRATIONS[host] or not call.receiver:
+        return False
+    if call.kw("inputs") is not None or call.kw("outputs") is not None:
+        return True
+    receiver = call.receiver
+    if receiver.endswith("()"):
+        return (model.resolve(receiver[:-2]) or "").split(".")[0] == host
+    if "." in receiver or "[" in receiver or "(" in receiver:
+        return False
+    binding = model.local_binding(receiver, call.function)
+    callee = binding.value_call.callee if binding is not None and binding.value_call is not None else None
+    return (callee or "").split(".")[0] == host
