@@ -593,8 +593,10 @@ _START, _END = "<!-- host-tables:start -->", "<!-- host-tables:end -->"
 
 def render_hosts() -> str:
     out = [
-        "| host | entry points | shared by every request | per request / session | at the same time | "
-        "dupguard | version | source |",
+        (
+            "| host | entry points | shared by every request | per request / session | at the same time | "
+            "dupguard | version | source |"
+        ),
         "|---|---|---|---|---|---|---|---|",
     ]
     for h in HOSTS:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 
 from ...semantic.catalog_data import COMPLETION_ORDER
 from ...semantic.fanout import _is_async_fanout, _is_thread_fanout
-from ...semantic.hosts import host_event_registration
 from ...semantic.history import APPEND_METHODS, looks_like_history
+from ...semantic.hosts import host_event_registration
 from ...semantic.model import Call, Function, Model
 from ...semantic.vocabulary import TOOL_MESSAGE_CLASSES
 from .. import Finding, RuleContext, rule
