@@ -61,6 +61,8 @@ class Settings(NamedTuple):
     fixable: tuple[str, ...] = ("DUP",)
     unfixable: tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    # lint test modules too (pipeline.is_test_module); off: test modules are not served code
+    check_test_modules: bool = False
     output_format: str | None = None
     cache_dir: str = ".dupguard_cache"
     extend_stateful_agents: tuple[str, ...] = ()
@@ -127,7 +129,7 @@ _STR_LIST_KEYS = (
     "extend-handler-decorators",
     "extend-idempotency-guards",
 )
-_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
+_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "check-test-modules")
 _STR_KEYS = ("cache-dir",)
 ALL_KEYS = _CODE_LIST_KEYS + _STR_LIST_KEYS + _BOOL_KEYS + _STR_KEYS + ("per-file-ignores", "output-format")
 
