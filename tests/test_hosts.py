@@ -165,6 +165,36 @@ def test_gradio_chat_interface_function_is_a_request_handler() -> None:
     assert _codes(source) == [(4, "DUP101")]
 
 
+def test_gradio_handler_runs_a_global_agent_built_by_a_setup_function() -> None:
+    """juliensimon/smolagents-mcp-demo client/multi_agent_client/client.py:178 (f49090f): the
+    manager agent is assigned to a module global by a setup function (``global manager``) and
+    run by the function two listeners register."""
+    source = """\
+        import gradio as gr
+        from smolagents import ToolCallingAgent
+
+        manager = None
+
+
+        def setup():
+            global manager
+            manager = ToolCallingAgent(tools=TOOLS, model=MODEL)
+
+
+        def respond(message, history):
+            return str(manager.run(message))
+
+
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            send = gr.Button()
+            box.submit(respond, [box, history], [history])
+            send.click(respond, [box, history], [history])
+        setup()
+        """
+    assert _codes(source) == [(9, "DUP101")]
+
+
 def test_gradio_submit_and_click_are_event_registrations_not_executor_submits() -> None:
     """``box.submit(respond, [box, chat], [chat])`` registers an event (positional inputs and
     outputs, as most Blocks apps write it): the history it returns is the visitor's own."""

@@ -135,7 +135,12 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
         return False
     if fn is None:
         return True
-    return model.local_binding(text, fn) is b
+    seen = model.local_binding(text, fn)
+    if seen is b:
+        return True
+    # ``global manager`` in a setup function that builds the agent: which module binding is
+    # live when a handler runs depends on the order of calls, not of the source
+    return b.scope == "module" and b.function is not None and seen is not None and seen.scope == "module"
 
 
 def _depended_on(model: Model, node: cst.CSTNode) -> list[str]:
