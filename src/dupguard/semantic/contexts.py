@@ -208,8 +208,8 @@ def _host_registered(model: Model) -> tuple[dict[str, str], set[str]]:
         elif call.method in methods:
             arg = call.arg(str(methods[call.method or ""])) or call.kw("callback") or call.kw("fn")
         elif rq and call.method in ep.WORKER_REGISTRATIONS:
-            where = ep.WORKER_REGISTRATIONS[call.method]
-            arg = call.kw(where) if isinstance(where, str) else call.arg(str(where))
+            spot: object = ep.WORKER_REGISTRATIONS[call.method or ""]
+            arg = call.kw(spot) if isinstance(spot, str) else call.arg(str(spot))
             if arg is not None and arg.dotted:
                 forked.add(arg.dotted)
             continue

@@ -227,8 +227,9 @@ def _reads_only(model: Model, fn: Function) -> bool:
         kind = type(node)
         if kind is cst.Nonlocal or kind is cst.Global or kind is cst.Del:
             return False
-        assigns = kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign
-        if assigns and type(node.target) is not cst.Name and type(node.target) is not cst.Tuple:
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and not isinstance(
+            node.target, (cst.Name, cst.Tuple)
+        ):
             return False  # ``self.x = ...``, ``cache[key] = ...``: writes outside the locals
     for call in fn.calls:
         if call.function is not fn:

@@ -317,7 +317,7 @@ def _numeric(value: cst.BaseExpression) -> bool:
     kind = type(value)
     if kind is cst.Integer or kind is cst.Name or kind is cst.Attribute:
         return True
-    return kind is cst.Call and dotted(value.func) == "len"
+    return isinstance(value, cst.Call) and dotted(value.func) == "len"
 
 
 def _calls_model(model: Model, call: Call) -> bool:

@@ -111,10 +111,10 @@ def _index_in(call: Call, suite: int) -> int | None:
     return None
 
 
-def _suite(root: cst.CSTNode, suite_id: int) -> cst.CSTNode | None:
+def _suite(root: cst.CSTNode, suite_id: int) -> cst.Module | cst.IndentedBlock | None:
     """The suite (module or indented block) with the model's id ``suite_id`` under ``root``."""
     for node in descendants(root):
-        if id(node) == suite_id and (type(node) is cst.Module or type(node) is cst.IndentedBlock):
+        if id(node) == suite_id and isinstance(node, (cst.Module, cst.IndentedBlock)):
             return node
     return None
 
@@ -136,50 +136,42 @@ def _bound_between(module: cst.Module | None, first: Call, second: Call, later: 
 
 
 def _bound_by(node: cst.CSTNode) -> set[str]:
-    kind = type(node)
-    if kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign:
+    if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del)):
         return _heads(node.target)
-    if kind is cst.For:
-        return _heads(node.target)
-    if kind is cst.WithItem:
+    if isinstance(node, cst.WithItem):
         return _heads(node.asname.name) if node.asname is not None else set()
-    if kind is cst.NamedExpr:
-        return _heads(node.target)
-    if kind is cst.Del:
-        return _heads(node.target)
-    if kind is cst.ExceptHandler and node.name is not None:
-        return _heads(node.name.name)
-    if kind is cst.Import or kind is cst.ImportFrom:
-        names = node.names if type(node.names) is not cst.ImportStar else ()
-        return {(a.asname.name.value if a.asname else _first(a.name)) for a in names if _first(a.name)}
-    if kind is cst.FunctionDef or kind is cst.ClassDef:
+    if isinstance(node, cst.ExceptHandler):
+        return _heads(node.name.name) if node.name is not None else set()
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        names = node.names if not isinstance(node.names, cst.ImportStar) else ()
+        return {_alias_name(a) for a in names} - {""}
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return {node.name.value}
-    if kind is cst.Global or kind is cst.Nonlocal:
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
         return {n.name.value for n in node.names}
     return set()
 
 
-def _first(node: cst.CSTNode) -> str:
-    while type(node) is cst.Attribute:
+def _alias_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    node: cst.BaseExpression = alias.name
+    while isinstance(node, cst.Attribute):
         node = node.value
-    return node.value if type(node) is cst.Name else ""
+    return node.value if isinstance(node, cst.Name) else ""
 
 
-def _heads(target: cst.CSTNode) -> set[str]:
+def _heads(target: cst.BaseExpression) -> set[str]:
     """The names an assignment target rebinds or mutates: ``a`` for ``a``, ``a.b``, ``a[0]``;
     every element of a tuple or list target (starred included)."""
-    kind = type(target)
-    if kind is cst.Tuple or kind is cst.List:
+    if isinstance(target, (cst.Tuple, cst.List)):
         out: set[str] = set()
         for element in target.elements:
             out |= _heads(element.value)
         return out
-    if kind is cst.StarredElement:
-        return _heads(target.value)
-    while kind is cst.Attribute or kind is cst.Subscript:
+    while isinstance(target, (cst.Attribute, cst.Subscript)):
         target = target.value
-        kind = type(target)
-    return {target.value} if kind is cst.Name else set()
+    return {target.value} if isinstance(target, cst.Name) else set()
 
 
 def proved_for_fix(model: Model, first: Call, second: Call) -> str | None:
@@ -206,7 +198,7 @@ def _nonlocal_in(node: cst.CSTNode, name: str) -> bool:
 
 @rule("DUP503", name="duplicate-history-append", fix="duplicate_history_append", safety="safe")
 def duplicate_history_append(model: Model, ctx: RuleContext) -> Iterable[Finding]:
-    for first, second in repeated_appends(model, ctx.positions._module):  # type: ignore[attr-defined]
+    for first, second in repeated_appends(model, ctx.positions._module):
         message = second.args[0].dotted
         refusal = proved_for_fix(model, first, second)
         replacement, fix_message = (None, refusal) if refusal else ctx.fix(ctx, second)
