@@ -140,3 +140,25 @@ def test_a_file_that_imports_only_a_host_reaches_the_rules(source: str) -> None:
 
 def test_a_file_without_a_framework_or_host_is_still_skipped() -> None:
     assert not might_matter("import json\nimport mcpx\n\ndef f():\n    return json.dumps({})\n")
+
+
+def test_a_module_level_agent_run_by_an_mcp_tool_is_shared_by_every_client() -> None:
+    """An MCP server is one process for every client (hosts-notes.md): its module-level
+    stateful agent is DUP101, as in a web app."""
+    from dupguard.pipeline import lint_text
+
+    source = textwrap.dedent(
+        """
+        from mcp.server.fastmcp import FastMCP
+        from strands import Agent
+
+        mcp = FastMCP("research")
+        researcher = Agent(system_prompt="Research.")
+
+        @mcp.tool()
+        async def research(question: str) -> str:
+            return str(await researcher.invoke_async(question))
+        """
+    )
+    found = lint_text("server.py", source, Settings(), frozenset({"DUP101"}))
+    assert [(d.row, d.code) for d in found] == [(6, "DUP101")]

@@ -176,6 +176,17 @@ HANDLER_REGISTRATIONS = {
     "gradio.ChatInterface": 0,
     "gradio.Interface": 0,
 }
+# Server objects that hold the object given to them for the life of the process and call it for
+# every request (qualified name → the argument that takes it: keyword, or positional index).
+# a2a-python ``DefaultRequestHandler.__init__(agent_executor, task_store, ...)`` keeps
+# ``self.agent_executor`` and awaits ``self.agent_executor.execute(...)`` in a new task per
+# message/send (src/a2a/server/request_handlers/default_request_handler.py, commit
+# 03ba6d965ca2d91b671b29c138fcc9260d2dd0c5; bench/real-apps/hosts-notes.md, "A2A servers").
+LONG_LIVED_HOLDERS = {
+    "a2a.server.request_handlers.DefaultRequestHandler": ("agent_executor", 0),
+    "a2a.server.request_handlers.default_request_handler.DefaultRequestHandler": ("agent_executor", 0),
+}
+
 # Event listeners that register a function given by reference as a handler, by host: only in
 # a file that imports the host (the method names are common words). Gradio runs every event
 # function of every visitor in one process; each listener has its own queue (one at a time
