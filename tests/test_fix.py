@@ -594,8 +594,13 @@ from tenacity import retry, stop_after_attempt
 CALLS = []
 
 
+def issue_refund(order_id: str) -> str:
+    CALLS.append(order_id)
+    return "refunded " + order_id
+
+
 def answer(prompt: str, message_id: int) -> str:
-    support = StrandsAgent(system_prompt="You issue refunds.")
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])
     while True:
         try:
             return str(support(prompt))
@@ -605,7 +610,7 @@ def answer(prompt: str, message_id: int) -> str:
 
 @retry(stop=stop_after_attempt(4))
 def run_support(text: str, request_id: str) -> str:
-    support = StrandsAgent(system_prompt="You issue refunds.")
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])
     return str(support(text))
 """
 
@@ -661,8 +666,9 @@ def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Pa
 
 def test_retry_fix_refuses_non_json_results() -> None:
     text = RETRY_SOURCE.replace("return str(support(prompt))", "return support(prompt)").replace(
-        '-> str:\n    support = StrandsAgent(system_prompt="You issue refunds.")\n    return str(support(text))',
-        ':\n    support = StrandsAgent(system_prompt="You issue refunds.")\n    return support(text)',
+        '-> str:\n    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])\n'
+        "    return str(support(text))",
+        ':\n    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])\n    return support(text)',
     )
     outcome, fixed, error = fix_text(text, frozenset({"DUP501"}))
     assert error is None and fixed == text
@@ -677,13 +683,20 @@ import asyncio
 
 from strands import Agent as StrandsAgent
 
+LEDGER = []
+
+
+def issue_refund(order_id: str) -> str:
+    LEDGER.append(order_id)
+    return "refunded " + order_id
+
 
 async def ask(support: StrandsAgent, prompt: str) -> str:
     return str(support(prompt))
 
 
 async def answer(prompt: str, request_id: str) -> str:
-    support = StrandsAgent(system_prompt="You issue refunds.")
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])
     for attempt in range(3):
         try:
             return await ask(support, prompt)
@@ -730,11 +743,11 @@ def test_retry_fix_awaits_an_async_helper_once_per_key(tmp_path: Path) -> None:
 REFUSED_HEAD = (
     "from agents import Agent, Runner\nfrom fastapi import FastAPI, Header\n"
     "from llama_index.core.agent import ReActAgent\nfrom tenacity import retry, stop_after_attempt\n\n"
-    "app = FastAPI()\nbilling = Agent(name='Billing', instructions='Send invoices.')\n\n\n"
+    "app = FastAPI()\nbilling = Agent(name='Billing', instructions='Send invoices.', tools=[send_invoice])\n\n\n"
 )
 # seed 000's own shape, as it was written
 SEED_000 = (
-    "@app.post('/chat')\nasync def chat(payload: dict{param}):\n    agent = ReActAgent.from_tools(tools=[])\n"
+    "@app.post('/chat')\nasync def chat(payload: dict{param}):\n    agent = ReActAgent.from_tools(tools=[refund_tool])\n"
     "    message = payload['message']\n    for _ in range(3):\n        result = await {run}\n"
     "    return {{'answer': str(result)}}\n"
 )

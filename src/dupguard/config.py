@@ -66,6 +66,8 @@ class Settings(NamedTuple):
     fixable: tuple[str, ...] = ("DUP",)
     unfixable: tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    # lint test modules too (pipeline.is_test_module); off: test modules are not served code
+    check_test_modules: bool = False
     output_format: str | None = None
     cache_dir: str = ".dupguard_cache"
     # files larger than this many bytes are skipped and reported (0: no limit)
@@ -134,7 +136,7 @@ _STR_LIST_KEYS = (
     "extend-handler-decorators",
     "extend-idempotency-guards",
 )
-_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
+_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "check-test-modules")
 _STR_KEYS = ("cache-dir",)
 _PATTERN_KEYS = ("exclude", "extend-exclude")
 ALL_KEYS = (

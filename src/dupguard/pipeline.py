@@ -167,18 +167,46 @@ def extra_modules(settings: Settings) -> tuple[str, ...]:
 
 
 def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> frozenset[str]:
-    """Apply ``per-file-ignores`` (globs relative to the project root, or basenames)."""
-    if not settings.per_file_ignores:
+    """Apply ``per-file-ignores`` (globs relative to the project root, or basenames), and leave
+    test modules out unless ``check-test-modules`` is set (``is_test_module``)."""
+    if not settings.per_file_ignores and settings.check_test_modules:
         return codes
     try:
-        rel = Path(path).resolve().relative_to(Path(settings.root).resolve()).as_posix()
+        rel: str | None = Path(path).resolve().relative_to(Path(settings.root).resolve()).as_posix()
     except ValueError:
-        rel = Path(path).as_posix()
+        rel = None
+    if not settings.check_test_modules and is_test_module(path, rel):
+        return frozenset()
+    if not settings.per_file_ignores:
+        return codes
+    rel = rel if rel is not None else Path(path).as_posix()
     ignored: list[str] = []
     for pattern, prefixes in settings.per_file_ignores:
         if fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
             ignored.extend(prefixes)
     return frozenset(c for c in codes if not code_matches(c, ignored))
+
+
+TEST_DIRECTORIES = frozenset({"tests", "test"})
+
+
+def is_test_module(path: str, rel: str | None) -> bool:
+    """Is this file a test module rather than served code? ``test_*.py``, ``*_test.py``,
+    ``conftest.py``, or a file under a ``tests/``/``test/`` directory of the project (the
+    directories of ``rel``, the path relative to the project root; a file outside the root is
+    judged by its name only).
+
+    Every rule reports about code that serves users: an agent shared by requests, a retry in a
+    handler, a tool registered twice on a live agent. Test modules run once, under a test
+    runner, and are where duplicates are written on purpose (a test that registers a tool
+    twice to assert the framework deduplicates it, a history built with a repeated message to
+    test a dedup helper), so no rule reports there (docs/configuration: ``check-test-modules``)."""
+    name = Path(path).name
+    if name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+        return True
+    if rel is None:
+        return False
+    return any(part in TEST_DIRECTORIES for part in rel.split("/")[:-1])
 
 
 def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
