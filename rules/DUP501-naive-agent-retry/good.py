@@ -122,3 +122,16 @@ async def translations(text: str) -> list[str]:
         result = await Runner.run(billing, text)
         out.append(result.final_output)
     return out
+
+
+# a retry around an agent whose tools only read: replaying it repeats model calls and reads
+def multiply(a: float, b: float) -> float:
+    return round(a * b, 4)
+
+
+research_agent = Agent(name="researcher", tools=[multiply])
+
+
+@retry(stop=stop_after_attempt(3))
+async def research(question: str):
+    return await Runner.run(research_agent, question)

@@ -2,21 +2,28 @@
 
 Files come through the same pipeline as ``check`` (pipeline.py: read, decode, gate, one
 worker pool); a relevant file gets the :data:`FIX` task instead of the ``lint`` one. Per
-file, every fix whose text edits (edits.py) do not touch another chosen fix's edits is
-applied (identical edits, such as the same import added by two fixes, count once); the
-result is re-parsed, re-analysed and fixed again, at most ``MAX_PASSES`` times (ruff's loop).
+file and pass, each finding's fix is built (``dupguard.fixes``: one fix context per pass,
+shared by every fix) and every fix that does not conflict with one taken before it is kept
+(edits.py: its edits do not touch theirs, its nodes are not inside theirs; the same change
+made by two fixes, such as the same import, counts once); the kept fixes are applied by one
+transform, and the result is re-parsed, re-analysed and fixed again, at most ``MAX_PASSES``
+times (ruff's loop). Which fixes run: the rule's declared safety (``@rule(..., safety=)``)
+unless a fix says otherwise for itself, ``--unsafe-fixes``, ``fixable``/``unfixable``.
 
 Safety by construction:
 
-* the text is edited and re-encoded with the encoding it was decoded with
-  (``pipeline.decode``), and libcst prints every node it did not change exactly as it was
-  read, so the BOM, coding cookie, newline style, indentation and every byte outside the
+* the text is re-encoded with the encoding it was decoded with (``pipeline.decode``), and
+  libcst prints every node it did not change exactly as it was read, so the BOM, coding cookie, newline style, indentation and every byte outside the
   fixed nodes stay as they were;
 * a pass whose output does not parse (or no longer compiles when the input did), or a
   file that has not settled after ``MAX_PASSES`` passes, keeps its original content, and
   the rule and file are reported;
-* writes go to a temporary file in the same directory, then ``os.replace``; the file's
-  mode is kept, and a file that changed on disk while it was being fixed is left alone.
+* writes go to a temporary file in the same directory, then ``os.replace``, so a run
+  killed at any moment leaves each file entirely old or entirely new
+  (tests/test_fix_kill.py); the file's mode and owner are kept; a file that changed on disk
+  while it was being fixed (content or status, checked again right before the rename) and a
+  read-only file are left alone with a message; a file with several hard links is written
+  in place, so that the links stay one file (:func:`write_atomic`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,6 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +38,26 @@ from typing import TYPE_CHECKING
 
 from .config import Settings, _selected
 from .diagnostics import Diagnostic, FileError
-from .edits import TextEdit, applicability, apply_edits, conflicts, replacement_edits
-from .pipeline import Job, SourceError, Task, analyse_module, decode, extra_modules, gate, parse, run
+from .pipeline import (
+    Analysis,
+    Job,
+    SourceError,
+    Task,
+    analyse_module,
+    check_nesting,
+    decode,
+    extra_modules,
+    gate,
+    parse,
+    run,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
 
+    from .edits import ProposalEdits
+    from .fixes import FixProposal
     from .project import ProjectFacts
-    from .rules import Finding
 
 MAX_PASSES = 10
 
@@ -69,6 +87,7 @@ class Outcome:
     skipped: list[tuple[Diagnostic, str]] = field(default_factory=list)  # fix refused, why
     error: str | None = None
     passes: int = 0
+    text: str | None = None  # ``module.code``, kept from the pass that made it (not printed again)
 
 
 # ----------------------------------------------------------------------------- policy
@@ -83,13 +102,20 @@ def fixable(code: str, settings: Settings) -> bool:
 
 
 def analyse(
-    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], project: ProjectFacts | None = None
-) -> list[tuple[Diagnostic, Finding]]:
-    """Lint an already parsed module (gated like any file), keeping the findings with their
-    replacements; ``project``: the project index's facts for the file, as ``check`` has them."""
-    text = module.code
+    filename: str,
+    module: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    text: str | None = None,
+    project: ProjectFacts | None = None,
+) -> Analysis | None:
+    """Lint an already parsed module (gated like any file; ``text``: its code, when the caller
+    has it; ``project``: the project index's facts for it, as ``check`` has them): its findings
+    and their fix context; None when the gate says nothing can be found."""
+    if text is None:
+        text = module.code
     if not gate(text, codes, extra_modules(settings), project):
-        return []
+        return None
     return analyse_module(filename, module, settings, codes, text=text, project=project)
 
 
@@ -108,90 +134,123 @@ def fix_module(
     codes: frozenset[str],
     *,
     unsafe: bool,
+    text: str | None = None,
     project: ProjectFacts | None = None,
 ) -> Outcome:
-    """Fix one parsed module; on any failure the outcome holds the original module and an error."""
+    """Fix one parsed module (``text``: its code, when the caller has it); on any failure the
+    outcome holds the original module and an error."""
     import libcst as cst
 
+    from .edits import Batch, proposal_edits  # libcst: not for a ``fix`` that finds nothing to parse
+    from .rules import load
+
+    rules = load()
     original = module
+    original_text = text = module.code if text is None else text
     original_compiles: bool | None = None
     applied: list[Applied] = []
     for number in range(1, MAX_PASSES + 2):
-        code_text = module.code
-        pairs = analyse(filename, module, settings, codes, project)
-        candidates: list[tuple[Diagnostic, Finding, str, tuple[TextEdit, ...]]] = []
+        analysis = analyse(filename, module, settings, codes, text, project)
+        pairs = analysis.findings if analysis is not None else []
+        candidates: list[tuple[Diagnostic, FixProposal, ProposalEdits]] = []
         hidden = 0
         skipped: list[tuple[Diagnostic, str]] = []
         for diag, finding in pairs:
-            kind = applicability(diag.code)
-            if kind is None or not fixable(diag.code, settings):
+            rule = rules.get(diag.code)
+            if rule is None or rule.safety is None or finding.fix is None or not fixable(diag.code, settings):
                 continue
-            if finding.replacement is None:
-                if finding.fix_message:
-                    skipped.append((diag, finding.fix_message))
-                continue
-            if kind == "unsafe" and not unsafe:
-                hidden += 1
-                continue
+            assert analysis is not None
+            ctx = analysis.fix_context()
             try:
-                edits = replacement_edits(module, finding.replacement, code_text)
+                proposal = ctx.propose(finding, rule.safety)
+                if proposal is None or proposal.refusal or not proposal.replacements:
+                    if proposal is not None and proposal.refusal:
+                        skipped.append((diag, proposal.refusal))
+                    continue
+                if proposal.applicability == "unsafe" and not unsafe:
+                    hidden += 1
+                    continue
+                changes = proposal_edits(ctx, proposal)
             except Exception as exc:
                 skipped.append((diag, f"internal error building the fix ({type(exc).__name__}: {exc})"))
                 continue
-            if edits:
-                candidates.append((diag, finding, kind, edits))
+            if changes.edits:
+                candidates.append((diag, proposal, changes))
         if not candidates:
-            return Outcome(filename, module, applied, [d for d, _ in pairs], hidden, skipped, None, number - 1)
+            remaining = [d for d, _ in pairs]
+            return Outcome(filename, module, applied, remaining, hidden, skipped, None, number - 1, text)
         if number > MAX_PASSES:
-            rules = ", ".join(sorted({d.code for d, *_ in candidates}))
+            rules_text = ", ".join(sorted({d.code for d, *_ in candidates}))
             return _refused(
                 filename,
                 original,
                 settings,
                 codes,
-                f"fixes for {rules} did not settle after {MAX_PASSES} passes; file left unchanged",
+                f"fixes for {rules_text} did not settle after {MAX_PASSES} passes; file left unchanged",
                 MAX_PASSES,
+                original_text,
                 project,
             )
-        taken: set[TextEdit] = set()
-        chosen = []
-        for candidate in candidates:
-            if conflicts(candidate[3], taken):
-                continue
-            taken.update(candidate[3])
-            chosen.append(candidate)
-        new_code = apply_edits(code_text, taken)
-        rules = ", ".join(sorted({d.code for d, *_ in chosen}))
+        assert analysis is not None
+        batch = Batch(analysis.fix_context())
+        chosen = [candidate for candidate in candidates if batch.add(candidate[2])]
+        rules_text = ", ".join(sorted({d.code for d, *_ in chosen}))
         try:
-            new_module = cst.parse_module(new_code, config=module.config_for_parsing)
+            new_code, count = batch.apply()
+            chosen = chosen[:count]
         except Exception as exc:
             return _refused(
                 filename,
                 original,
                 settings,
                 codes,
-                f"the {rules} fix produced code that does not parse ({type(exc).__name__}); "
+                f"the {rules_text} fix could not be applied ({type(exc).__name__}: {exc}); "
                 "file left unchanged, please report it",
                 number,
+                original_text,
+                project,
+            )
+        try:
+            check_nesting(new_code)  # libcst would crash on it, not raise
+            new_module = cst.parse_module(new_code, config=module.config_for_parsing)
+        except Exception as exc:  # whatever libcst raises, the file is left as it was
+            return _refused(
+                filename,
+                original,
+                settings,
+                codes,
+                f"the {rules_text} fix produced code that does not parse ({type(exc).__name__}); "
+                "file left unchanged, please report it",
+                number,
+                original_text,
                 project,
             )
         if original_compiles is None:
-            original_compiles = _compiles(original.code, filename)
+            original_compiles = _compiles(original_text, filename)
         if original_compiles and not _compiles(new_code, filename):
             return _refused(
                 filename,
                 original,
                 settings,
                 codes,
-                f"the {rules} fix produced code that does not compile; file left unchanged, please report it",
+                f"the {rules_text} fix produced code that does not compile; file left unchanged, please report it",
                 number,
+                original_text,
                 project,
             )
-        for diag, finding, kind, _ in chosen:
+        for diag, proposal, _ in chosen:
             applied.append(
-                Applied(filename, diag.code, diag.row, diag.column, finding.fix_message or "fixed", kind, number)
+                Applied(
+                    filename,
+                    diag.code,
+                    diag.row,
+                    diag.column,
+                    proposal.title or "fixed",
+                    proposal.applicability or "unsafe",
+                    number,
+                )
             )
-        module = new_module
+        module, text = new_module, new_code
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -202,11 +261,14 @@ def _refused(
     codes: frozenset[str],
     error: str,
     passes: int,
+    text: str | None = None,
     project: ProjectFacts | None = None,
 ) -> Outcome:
-    """The file as it was, with its findings and why it was not fixed."""
-    remaining = [d for d, _ in analyse(filename, original, settings, codes, project)]
-    return Outcome(filename, original, [], remaining, error=error, passes=passes)
+    """The file as it was (``text``: its code, when the caller has it), with its findings and
+    why it was not fixed."""
+    analysis = analyse(filename, original, settings, codes, text, project)
+    remaining = [d for d, _ in analysis.findings] if analysis is not None else []
+    return Outcome(filename, original, [], remaining, error=error, passes=passes, text=text)
 
 
 # ----------------------------------------------------------------------------- one file
@@ -227,15 +289,15 @@ def fix_source(
     Raises ``SourceError`` when the text does not parse. The new bytes are the fixed text in
     the file's own encoding; a fix that cannot be written in it is refused like any other.
     """
-    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, project=project)
+    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, text=text, project=project)
     if outcome.error is not None or not outcome.applied:
         return outcome, None
     try:
-        return outcome, outcome.module.code.encode(encoding)
+        return outcome, (outcome.text if outcome.text is not None else outcome.module.code).encode(encoding)
     except UnicodeEncodeError as exc:
         rules = ", ".join(sorted({a.code for a in outcome.applied}))
         error = f"the {rules} fix cannot be written as {encoding}: {exc.reason}; file left unchanged"
-        return _refused(filename, parse(text), settings, codes, error, outcome.passes, project), None
+        return _refused(filename, parse(text), settings, codes, error, outcome.passes, text, project), None
 
 
 def fix_bytes(
@@ -274,34 +336,145 @@ FIX = Task("fixing", fix_job, keeps_source=True)
 # ----------------------------------------------------------------------------- files
 
 
-def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
-    """Replace ``path``'s content with ``data`` via a temporary file in the same directory.
+class WriteRefused(OSError):
+    """A fixed file that is deliberately not written; the message says why, for users."""
 
-    A symlink is followed (the link stays a link); the mode is kept; if the file no longer
-    holds ``expected`` (someone edited it meanwhile) nothing is written.
-    """
-    target = Path(os.path.realpath(path))
-    info = target.stat()
-    if target.read_bytes() != expected:
-        raise OSError(f"{path} changed while it was being fixed; not written")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dupguard", dir=target.parent)
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    """The same file with the same content, as far as its status tells (inode, size, times)."""
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (
+        b.st_dev,
+        b.st_ino,
+        b.st_size,
+        b.st_mtime_ns,
+        b.st_ctime_ns,
+    )
+
+
+def _read_target(target: str) -> tuple[bytes, os.stat_result]:
+    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise WriteRefused("no longer a regular file; not written")
+        return handle.read(), info
+
+
+# devices on which an unnamed file could not be linked (overlayfs says EXDEV): named temporaries there
+_NO_TMPFILE: set[int] = set()
+
+
+def _fill(fd: int, data: bytes, info: os.stat_result) -> None:
+    """The new content, with the old file's mode and owner, flushed to disk."""
+    with open(fd, "wb", closefd=False) as handle:
+        handle.write(data)
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        os.fchown(fd, info.st_uid, info.st_gid)
+    except OSError:
+        pass  # not ours to give away: the file keeps this user's ownership
+    os.fsync(fd)
+
+
+def _temporary_name(directory: str, name: str, attempt: int) -> str:
+    return os.path.join(directory, f".{name}.{os.getpid()}.{attempt}.dupguard")
+
+
+def _write_new(directory: str, name: str, data: bytes, info: os.stat_result) -> str:
+    """A new file in ``directory`` holding ``data``; returns its temporary name.
+
+    Written unnamed (``O_TMPFILE``) and linked to its name only once complete where the
+    system allows, so a run killed while writing leaves nothing behind; else created under a
+    fresh name with ``O_EXCL | O_NOFOLLOW`` (never through a link).
+    """
+    if hasattr(os, "O_TMPFILE") and info.st_dev not in _NO_TMPFILE and os.path.isdir("/proc/self/fd"):
         try:
-            os.chown(tmp, info.st_uid, info.st_gid)
-        except (PermissionError, AttributeError):
-            pass
-        os.replace(tmp, target)
-    except BaseException:
+            fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+        except OSError:  # a file system without it
+            _NO_TMPFILE.add(info.st_dev)
+        else:
+            try:
+                _fill(fd, data, info)
+                for attempt in range(100):
+                    tmp = _temporary_name(directory, name, attempt)
+                    try:
+                        os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+                    except FileExistsError:
+                        continue
+                    except OSError:  # it cannot be named here: a named temporary file instead
+                        _NO_TMPFILE.add(info.st_dev)
+                        break
+                    return tmp
+            finally:
+                os.close(fd)
+    for attempt in range(100):
+        tmp = _temporary_name(directory, name, attempt)
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            _fill(fd, data, info)
+        except BaseException:
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            raise
+        finally:
+            os.close(fd)
+        return tmp
+    raise FileExistsError(f"no free temporary name in {directory}")
+
+
+def write_atomic(path: Path, data: bytes, expected: bytes, before: os.stat_result | None = None) -> None:
+    """Replace ``path``'s content ``expected`` (read with status ``before``) with ``data``.
+
+    A symlink is followed (the link stays a link; discovery only lets links within the
+    project through). Nothing is written, with a :class:`WriteRefused` saying why, when the
+    file no longer holds ``expected`` or its status changed since it was read (someone
+    edited it meanwhile: checked once before writing and again right before the rename),
+    or when it is read-only (no write permission bit, or not writable by this user). The
+    new content goes to a temporary file in the same directory with the mode and owner of
+    the old one, flushed to disk, then renamed over it: a run killed at any moment leaves
+    the file entirely old or entirely new. A file with several hard links is written in
+    place instead (a rename would split the links into two files).
+    """
+    target = os.path.realpath(path)
+    current, info = _read_target(target)
+    if current != expected or (before is not None and not _same_file(info, before)):
+        raise WriteRefused("changed while it was being fixed; not written")
+    if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise WriteRefused("is read-only; not written")
+    if info.st_nlink > 1:
+        _write_in_place(target, data, info)
+        return
+    directory, name = os.path.split(target)
+    tmp: str | None = _write_new(directory, name, data, info)
+    try:
+        # the last moment to notice an edit made while this file was being written
+        if not _same_file(os.stat(target, follow_symlinks=False), info):
+            raise WriteRefused("changed while it was being fixed; not written")
+        os.replace(tmp, target)  # type: ignore[arg-type]
+        tmp = None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _write_in_place(target: str, data: bytes, info: os.stat_result) -> None:
+    """Overwrite a hard-linked file's content through one descriptor (not atomic: the price
+    of keeping the links one file)."""
+    fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not _same_file(os.fstat(fd), info):
+            raise WriteRefused("changed while it was being fixed; not written")
+        with open(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -380,9 +553,12 @@ def fix_paths(
         file_result.fixed = fixed
         if write and source.path is not None:
             try:
-                write_atomic(source.path, fixed, data)
+                write_atomic(source.path, fixed, data, source.stat)
+            except WriteRefused as exc:
+                file_result.error = str(exc)
             except OSError as exc:
-                file_result.error = str(exc) if "changed while" in str(exc) else f"cannot write: {exc.strerror or exc}"
+                file_result.error = f"cannot write: {exc.strerror or exc}"
+            if file_result.error is not None:
                 file_result.fixed = data
                 result.errors.append(FileError(source.filename, file_result.error))
     return result

@@ -53,9 +53,13 @@ class DupguardConfigError(Exception):
 @lru_cache(maxsize=4)
 def _project(settings: Settings) -> ProjectLink:
     """The project index for this process's runs under ``settings`` (built on first need)."""
-    from .pipeline import project_link
+    from .pipeline import _open_cache, project_link
 
-    return project_link(settings, cache=True)
+    try:
+        cache = _open_cache(settings, [])
+    except ConfigError:  # a cache-dir the CLI would refuse: no cache, the index still works
+        cache = None
+    return project_link(settings, cache)
 
 
 @lru_cache(maxsize=4)

@@ -10,6 +10,10 @@ of text). The obvious single pattern ``^[ \\t]*(?:from|import)…|\\btool_calls\
 regex engine try both branches at every character (≈ 12 MB/s). Instead: ``tool_calls`` is a
 plain substring test first, and the import pattern starts with a literal newline, which the
 engine finds with a fast scan (≈ 9× faster on the standard library, same answers).
+
+A lone carriage return ends a line too (old Mac line endings; Python and libcst read such a
+file as any other): a text with a ``\r`` in it is searched with each ``\r`` read as ``\n``. A
+test for ``\r`` is one ``memchr``; CRLF files pay one more copy, and only they.
 """
 
 from __future__ import annotations
@@ -35,4 +39,6 @@ def _pattern(extra_modules: tuple[str, ...]) -> re.Pattern[str]:
 def might_matter(text: str, extra_modules: tuple[str, ...] = ()) -> bool:
     if "tool_calls" in text and _TOOL_CALLS.search(text) is not None:
         return True
+    if "\r" in text:
+        text = text.replace("\r", "\n")
     return _pattern(extra_modules).search("\n" + text) is not None

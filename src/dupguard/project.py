@@ -48,9 +48,12 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .prefilter import might_matter
+
+if TYPE_CHECKING:
+    from .cache import Cache
 
 OBJECT = "object"
 FACTORY = "factory"
@@ -1212,17 +1215,17 @@ class ProjectIndex:
 
 class _Store:
     """Each file's scan and summary, kept between runs: by (path, size, mtime), then by content
-    hash. One JSON file per dupguard version in the cache directory; unreadable means empty."""
+    hash. A file of the results cache's directory, under its key and link rules (``cache.Cache``:
+    a file this user's dupguard did not write is ignored); unreadable means empty."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, cache: Cache) -> None:
+        self._cache = cache
         self._entries: dict[str, list] = {}
         self._by_hash: dict[str, list] = {}
         self._seen: dict[str, list] = {}
         self._dirty = False
-        data = _read_json(path)
-        if isinstance(data, dict):
-            self._entries = {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5}
+        data = cache.entries()
+        self._entries = {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5 and isinstance(v[2], str)}
         for entry in self._entries.values():
             self._by_hash[entry[2]] = entry
 
@@ -1277,7 +1280,8 @@ class _Store:
         """Keep this tree's entries only (files gone since are dropped); atomic, never fatal."""
         if not self._dirty and len(self._seen) == len(self._entries):
             return
-        _write_json(self.path, self._seen)
+        self._cache.replace(dict(self._seen))
+        self._cache.save()
         self._entries = dict(self._seen)
         self._dirty = False
 
@@ -1302,13 +1306,13 @@ class ProjectLink:
         self,
         settings: Any,
         extra: tuple[str, ...],
-        cache_dir: Path | None,
+        cache: Cache | None,
         version: str,
         tree: list[Path] | None = None,
     ) -> None:
         self.settings = settings
         self.extra = extra
-        self.cache_dir = cache_dir
+        self.cache = cache  # the run's results cache: the index keeps its files beside it
         self.version = version
         self.tree = tree  # the root's files when the caller has discovered them already
         self.index: ProjectIndex | None = None
@@ -1327,7 +1331,7 @@ class ProjectLink:
         if not self._may_need(text):  # the same test before and after the build: no order effects
             return None
         rel = self._rel(path) if on_disk else None
-        if self.index is None and rel is not None and self.cache_dir is not None:
+        if self.index is None and rel is not None and self.cache is not None:
             snapshot = self._load_snapshot()
             if snapshot is not None and rel in snapshot:
                 answer = snapshot[rel]
@@ -1345,7 +1349,7 @@ class ProjectLink:
     def save(self) -> None:
         if self.index is not None and self.index._store is not None:
             self.index._store.save()
-        if self.cache_dir is None or not self._answers:
+        if self.cache is None or not self._answers:
             return
         if self._fingerprint is None:
             self._load_snapshot()
@@ -1353,7 +1357,9 @@ class ProjectLink:
         answers = {**previous, **self._answers}
         if answers == previous:
             return
-        _write_json(self._snapshot_path(), {"fingerprint": self._fingerprint, "files": answers})
+        store = self.cache.sibling(f"project-answers-{self._tag()}")
+        store.replace({"": [self._fingerprint], **{rel: [answer] for rel, answer in answers.items()}})
+        store.save()
         self._snapshot = answers
 
     # ------------------------------------------------------------------ the tree
@@ -1379,10 +1385,6 @@ class ProjectLink:
         what = (self.extra, tuple(s.src), s.extend_stateful_agents, s.extend_stateless, s.extend_memory_classes)
         return hashlib.blake2b(repr(what).encode(), digest_size=6).hexdigest()
 
-    def _snapshot_path(self) -> Path:
-        assert self.cache_dir is not None
-        return self.cache_dir / f"v{self.version}" / f"project-answers-{self._tag()}.json"
-
     def _load_snapshot(self) -> dict[str, Any] | None:
         """A previous run's answers, when the tree has not changed since (same files, sizes, mtimes)."""
         if self._fingerprint is None:
@@ -1396,10 +1398,12 @@ class ProjectLink:
                     continue
                 digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
             self._fingerprint = digest.hexdigest()
-            data = _read_json(self._snapshot_path())
-            files = data.get("files") if isinstance(data, dict) else None
-            if isinstance(files, dict) and data.get("fingerprint") == self._fingerprint:
-                self._snapshot = files
+            assert self.cache is not None
+            entries = self.cache.sibling(f"project-answers-{self._tag()}").entries()
+            if entries.get("") == [self._fingerprint]:
+                self._snapshot = {
+                    rel: kept[0] for rel, kept in entries.items() if rel and isinstance(kept, list) and kept
+                }
         return self._snapshot
 
     def _roots(self) -> list[Path]:
@@ -1432,9 +1436,7 @@ class ProjectLink:
 
     def _build(self) -> ProjectIndex:
         index = ProjectIndex(Path(self.root), tuple(self.settings.src), self.extra, self.settings)
-        store = None
-        if self.cache_dir is not None:
-            store = _Store(self.cache_dir / f"v{self.version}" / f"project-{self._tag()}.json")
+        store = _Store(self.cache.sibling(f"project-{self._tag()}")) if self.cache is not None else None
         index.build(self._files(), store)
         return index
 
@@ -1463,30 +1465,3 @@ def _facts_from_json(data: Any) -> ProjectFacts | None:
         return ProjectFacts(str(package), str(module), facts)
     except (TypeError, ValueError, AttributeError):
         return None
-
-
-def _read_json(path: Path) -> Any:
-    import json
-
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _write_json(path: Path, data: Any) -> None:
-    """Atomic (a private name, then a rename), never fatal: a read-only checkout still lints."""
-    import json
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{id(data)}.tmp")
-        try:
-            with open(tmp, "x", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    except OSError:
-        pass

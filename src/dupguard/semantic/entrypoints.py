@@ -224,3 +224,137 @@ STARTUP_KWARGS = {"lifespan", "on_startup"}
 # serverless entry points: module-level functions with these parameter lists
 SERVERLESS_SIGNATURES = {("event", "context"), ("event", "_context"), ("event", "ctx")}
 SERVERLESS_NAMES = {"handler", "lambda_handler", "main", "handle", "function_handler"}
+
+
+# ============================================================================================
+# Hosts of real agent applications (issue 14, class 2). What each host shares and what runs at
+# once, with the version and the source checked, is ``hosts.py`` (rendered in docs/catalog.md,
+# "Hosts"); the rows below only say which functions become request handlers, worker tasks or
+# startup hooks there. ``contexts.py`` reads them in ``_host_contexts``.
+# ============================================================================================
+
+# ``@<obj>.<method>`` where ``obj = Cls(...)`` is built in the file: class → method → context.
+HOST_APP_DECORATORS: dict[str, dict[str, str]] = {}
+_AZURE_WORKER_TRIGGERS = (
+    "queue_trigger",
+    "service_bus_queue_trigger",
+    "service_bus_topic_trigger",
+    "event_hub_message_trigger",
+    "event_grid_trigger",
+    "blob_trigger",
+    "cosmos_db_trigger",
+    "cosmos_db_trigger_v3",
+    "kafka_trigger",
+    "timer_trigger",
+    "schedule",
+    "activity_trigger",
+    "orchestration_trigger",
+    "entity_trigger",
+    "sql_trigger",
+    "generic_trigger",
+)
+# Azure Functions (azure-functions 1.26.0, azure/functions/decorators/function_app.py:
+# FunctionApp/Blueprint.route and the *_trigger decorators; mcp_tool_trigger serves MCP tools).
+for _cls in ("azure.functions.FunctionApp", "azure.functions.Blueprint", "azure.functions.decorators.FunctionApp"):
+    HOST_APP_DECORATORS[_cls] = {
+        "route": HANDLER,
+        "mcp_tool_trigger": HANDLER,
+        "mcp_tool": HANDLER,
+        **{trigger: WORKER for trigger in _AZURE_WORKER_TRIGGERS},
+    }
+# Bedrock AgentCore (bedrock-agentcore 1.25.0, bedrock_agentcore/runtime/app.py:
+# BedrockAgentCoreApp.entrypoint registers the POST /invocations handler; websocket the /ws one).
+AGENTCORE_APPS = (
+    "bedrock_agentcore.BedrockAgentCoreApp",
+    "bedrock_agentcore.runtime.BedrockAgentCoreApp",
+    "bedrock_agentcore.runtime.app.BedrockAgentCoreApp",
+)
+for _cls in AGENTCORE_APPS:
+    HOST_APP_DECORATORS[_cls] = {"entrypoint": HANDLER, "websocket": HANDLER}
+# The low-level MCP server (mcp 1.x ``mcp.server.lowlevel.Server``): ``@server.call_tool()``
+# handles every client's tool calls on one object.
+for _cls in ("mcp.server.lowlevel.Server", "mcp.server.lowlevel.server.Server", "mcp.server.Server"):
+    HOST_APP_DECORATORS[_cls] = {m: HANDLER for m in ("call_tool", "read_resource", "get_prompt")}
+del _cls
+
+# Decorators by qualified name (Chainlit 2.12.0, chainlit/callbacks.py: every per-session and
+# per-message hook; on_app_startup runs once).
+HOST_HANDLER_DECORATORS = {
+    "chainlit.on_chat_resume",
+    "chainlit.on_chat_end",
+    "chainlit.on_stop",
+    "chainlit.on_audio_start",
+    "chainlit.on_audio_end",
+    "chainlit.on_settings_update",
+    "chainlit.on_window_message",
+    "chainlit.on_mcp_connect",
+    "chainlit.on_feedback",
+    "chainlit.action_callback",
+}
+HOST_STARTUP_DECORATORS = {"chainlit.on_app_startup"}
+
+# Calls that hand a function to a host by reference: (qualified callee) → (argument, context).
+HOST_REGISTRATIONS: dict[str, tuple[int | str, str]] = {
+    # websockets 13+/14 (websockets/asyncio/server.py ``serve(handler, host, port)``): one
+    # handler call per connection, all on one event loop
+    "websockets.serve": (0, HANDLER),
+    "websockets.asyncio.server.serve": (0, HANDLER),
+    "websockets.server.serve": (0, HANDLER),
+    "websockets.legacy.server.serve": (0, HANDLER),
+    "websockets.sync.server.serve": (0, HANDLER),
+    # Panel 1.9.4 (panel/chat/feed.py ``callback`` param): the chat callback runs per message
+    "panel.chat.ChatInterface": ("callback", HANDLER),
+    "panel.chat.ChatFeed": ("callback", HANDLER),
+    "panel.chat.feed.ChatFeed": ("callback", HANDLER),
+    "panel.chat.interface.ChatInterface": ("callback", HANDLER),
+    # arq 0.28 (arq/worker.py ``func(coroutine, ...)``, arq/cron.py ``cron(coroutine, ...)``)
+    "arq.func": (0, WORKER),
+    "arq.worker.func": (0, WORKER),
+    "arq.cron": (0, WORKER),
+    "arq.cron.cron": (0, WORKER),
+}
+# Method-name registrations that count only in a file importing the host (see
+# HOST_EVENT_REGISTRATIONS): Panel widgets' ``on_click(fn)``, ``pn.bind(fn, widget)``,
+# ``widget.param.watch(fn, "value")``, ``pn.state.onload(fn)`` (panel 1.9.4 widgets/button.py,
+# depends.py, io/state.py).
+HOST_METHOD_REGISTRATIONS: dict[str, dict[str, int]] = {
+    "panel": {"on_click": 0, "bind": 0, "watch": 0, "onload": 0, "add_periodic_callback": 0},
+}
+
+# Base classes every method of which runs per connection or request (not only the HTTP verbs):
+# Channels 4.3.2 (channels/consumer.py, channels/generic/websocket.py) builds one consumer
+# instance per connection (``as_asgi``: ``cls(**initkwargs)`` per scope) and dispatches
+# ``{"type": "chat.message"}`` events to ``chat_message``; DRF viewsets route list/create/…
+HOST_HANDLER_BASES_ALL_METHODS = {
+    "channels.consumer.AsyncConsumer",
+    "channels.consumer.SyncConsumer",
+    "channels.generic.websocket.WebsocketConsumer",
+    "channels.generic.websocket.AsyncWebsocketConsumer",
+    "channels.generic.websocket.JsonWebsocketConsumer",
+    "channels.generic.websocket.AsyncJsonWebsocketConsumer",
+    "rest_framework.viewsets.ViewSet",
+    "rest_framework.viewsets.GenericViewSet",
+    "rest_framework.viewsets.ModelViewSet",
+    "rest_framework.viewsets.ReadOnlyModelViewSet",
+    "rest_framework.generics.GenericAPIView",
+}
+
+# RQ (rq 3.0.0, rq/worker/worker_classes.py ``fork_work_horse``: ``os.fork()`` per job, the
+# child imports the job's module and ``os._exit``s): under the default Worker a job's module
+# state dies with its work horse. Functions registered through these run in a fork.
+FORKED_JOB_DECORATORS = {"rq.decorators.job", "rq.job"}
+FORKED_JOB_MODULES = ("rq", "django_rq")
+# ``SimpleWorker`` runs jobs in the worker process itself: the fork no longer isolates them.
+IN_PROCESS_RQ_WORKERS = {"rq.SimpleWorker", "rq.worker.SimpleWorker", "rq.worker.worker_classes.SimpleWorker"}
+# Azure Functions' v1 model (a ``main(req: func.HttpRequest)`` per function folder, bound by
+# function.json): the parameter's annotation says what triggers it (azure-functions 1.26.0,
+# azure/functions/__init__.py exports these types).
+HOST_PARAM_ANNOTATIONS = {
+    "azure.functions.HttpRequest": HANDLER,
+    "azure.functions.QueueMessage": WORKER,
+    "azure.functions.ServiceBusMessage": WORKER,
+    "azure.functions.EventHubEvent": WORKER,
+    "azure.functions.EventGridEvent": WORKER,
+    "azure.functions.InputStream": WORKER,
+    "azure.functions.TimerRequest": WORKER,
+}

@@ -30,8 +30,9 @@ from collections.abc import Iterable, Iterator
 import libcst as cst
 
 from ...semantic import entrypoints as ep
+from ...semantic.hosts import reruns_per_session
 from ...semantic.model import Call, ConstantKey, Function, Model, string_value
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 _LITERALS = (cst.SimpleString, cst.Integer, cst.ConcatenatedString)
 # checkpointers that live in the process's memory: made inside a handler, they die with it
@@ -42,7 +43,7 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
     """(constant key, the per-request call that uses it, when it is not where the key is)."""
     module_configs: dict[str, ConstantKey] = {}
     for key in [*model.constant_keys, *_resolved_keys(model)]:
-        if key.in_main and not model.is_streamlit:
+        if key.in_main and not reruns_per_session(model):
             continue
         if _streamlit_shared(model, key):
             yield key, None
@@ -256,7 +257,7 @@ def _streamlit_shared(model: Model, key: ConstantKey) -> bool:
     """A key in a Streamlit script's session code given to an object another module builds
     (process-wide), such as ``from graph_module import app; app.invoke(..., {"configurable":
     {"thread_id": "web"}})``: every visitor continues one thread."""
-    if not model.is_streamlit or model.project is None:
+    if model.project is None or not reruns_per_session(model):
         return False
     fn = key.function
     if fn is not None and not (fn.contexts | fn.reached_from) & {"streamlit", ep.SCRIPT}:
@@ -299,7 +300,7 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
 def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for key, use in constant_session_keys(model):
         fn = use.function if use is not None else key.function
-        streamlit = fn is None and model.is_streamlit
+        streamlit = fn is None and reruns_per_session(model)
         where = f"`{fn.name}`" if fn else ("the Streamlit script" if streamlit else "`module code`")
         if use is not None:
             where += f", line {ctx.line(use.node)}"

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ...fixes import FixProposal
 from ...semantic.catalog import Kind
 from ...semantic.model import Model
 from ...semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 def _what(shared: Shared) -> str:
@@ -64,35 +65,40 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         where = first.function.name if first.function else "the Streamlit script"
         more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
         if shared.fact is not None:
-            # built in another module: reported where this file uses it (or names it), and
-            # fixed where it is built
-            node = shared.report_node if shared.report_node is not None else first.node
-            if shared.through:
-                holder = f"`{shared.through}`" if shared.fact.role != "runner" else f"the agent `{shared.through}` runs"
-                what = f"is a stateful memory held by {holder} (`{shared.fact.built}`, {_where(shared)})"
-                used, via = "used here", f" through `{shared.through}`"
-            elif shared.fact.role == "runner":
-                what = f"runs {shared.fact.via}, {_what(shared)} {_where(shared)}"
-                used = "called here"
-            else:
-                what = f"is {_what(shared)} {_where(shared)}"
-                used = "used here" if shared.binding is None else "used"
-            yield Finding(
-                node,
-                f"{shared.label if shared.through else f'`{shared.label}`'} {what}, shared by every request: {used}{via} in `{where}` "
-                f"(line {ctx.line(first.node)}){more}; {advice}",
-                fix_message=f"built in another module ({shared.fact.where}): fix it there",
-            )
+            yield _elsewhere(shared, ctx, found, via, where, more, advice)
             continue
-        replacement, fix_message = ctx.fix(model, ctx, shared)
         assert shared.report_node is not None  # bound in this file
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
             f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(shared),
         )
+
+
+def _elsewhere(shared: Shared, ctx: RuleContext, found: list, via: str, where: str, more: str, advice: str) -> Finding:
+    """A finding about an object another module builds (the project index): reported where
+    this file uses it (or names it), and fixed where it is built."""
+    fact = shared.fact
+    assert fact is not None
+    first = found[0]
+    label = f"`{shared.label}`"
+    if shared.through:
+        holder = f"`{shared.through}`" if fact.role != "runner" else f"the agent `{shared.through}` runs"
+        what = f"is a stateful memory held by {holder} (`{fact.built}`, {_where(shared)})"
+        used, via, label = "used here", f" through `{shared.through}`", shared.label
+    elif fact.role == "runner":
+        what = f"runs {fact.via}, {_what(shared)} {_where(shared)}"
+        used = "called here"
+    else:
+        what = f"is {_what(shared)} {_where(shared)}"
+        used = "used here" if shared.binding is None else "used"
+    return Finding(
+        shared.report_node if shared.report_node is not None else first.node,
+        f"{label} {what}, shared by every request: {used}{via} in `{where}` (line {ctx.line(first.node)})"
+        f"{more}; {advice}",
+        fix=FixProposal.refuse(f"built in another module ({fact.where}): fix it there"),
+    )
 
 
 def _indirect_uses(model: Model, memory: Shared, objects: list[Shared], uses: dict) -> tuple[list, str]:
