@@ -88,6 +88,7 @@ def test_types_and_non_empty():
             "name_kwargs",
             "tools_kwargs",
             "session_kwargs",
+            "store_kwargs",
             "history_getters",
         ):
             value = getattr(e, field)
@@ -167,8 +168,11 @@ def test_kwarg_fields_fit_their_kind():
         if e.history_getters:
             # the getter's history is used when the wrapper runs
             assert e.run_methods, f"{label}: history_getters belong to something that runs"
-        for kw in (*e.name_kwargs, *e.session_kwargs, *e.history_getters):
+        for kw in (*e.name_kwargs, *e.session_kwargs, *e.store_kwargs, *e.history_getters):
             assert re.fullmatch(_IDENT, kw) or _INDEX.match(kw), (label, kw)
+        if e.store_kwargs:
+            # a store decides whether a constant key reaches other requests (DUP103)
+            assert e.session_kwargs, f"{label}: store_kwargs belong to a memory keyed by session_kwargs"
 
 
 def test_registration_methods_are_unique_and_covered():
@@ -456,6 +460,7 @@ def render_tables() -> str:
                 ("tools", e.tools_kwargs),
                 ("name", e.name_kwargs),
                 ("session", e.session_kwargs),
+                ("shared store", e.store_kwargs),
                 ("history getter", e.history_getters),
             ):
                 if value:

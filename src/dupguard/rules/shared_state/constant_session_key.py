@@ -5,7 +5,10 @@ A checkpointer or session store keyed by a constant is one conversation for ever
 graph resumes the previous user's pending tool calls. Literal keys count when they appear in
 a handler or worker, or in a module-level config dict that a handler passes to a call. The
 model records the literal keys (``Model.constant_keys``); this module decides which of them
-per-request code reaches.
+per-request code reaches. A key of a memory built without a store it could share (the
+catalog's ``store_kwargs``: a LlamaIndex ``Memory`` or ``ChatMemoryBuffer`` without
+``chat_store=``/``async_database_uri=``, an OpenAI Agents ``SQLiteSession`` without a file)
+names a conversation no other request can reach, and is not reported.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
     """(literal key, the per-request call that uses it, when it is not where the key is)."""
     module_configs: dict[str, ConstantKey] = {}
     for key in model.constant_keys:
-        if key.in_main:
+        if key.in_main or private_store(model, key.call):
             continue
         if key.function is not None:
             if model.is_concurrent_context(key.function):
@@ -46,6 +49,26 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
                 yield key, call
 
 
+def private_store(model: Model, call: Call | None) -> bool:
+    """Is ``call`` the construction of a memory whose store is its own: none of the catalog's
+    ``store_kwargs`` passed, or only an in-memory SQLite (``":memory:"``)?"""
+    import libcst as cst
+
+    from ...semantic.model import string_value
+
+    entry = model.entry_for_call(call)
+    if call is None or entry is None or not entry.store_kwargs:
+        return False
+    for name in entry.store_kwargs:
+        arg = call.arg(name)
+        if arg is None:
+            continue
+        value = string_value(arg.node) if isinstance(arg.node, cst.SimpleString) else None
+        if not (isinstance(value, str) and value.endswith(":memory:")):
+            return False
+    return True
+
+
 def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
     """A literal passed where the catalog says a constructor takes its key positionally
     (``session_kwargs`` holding an index: ``SQLiteSession("whatsapp", "chats.db")``)."""
@@ -54,6 +77,8 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
     for call in model.calls:
         entry = model.entry_for_call(call)
         if entry is None or call.in_main or not model.is_concurrent_context(call.function):
+            continue
+        if private_store(model, call):
             continue
         names = [k for k in entry.session_kwargs if not k.isdigit()] or ["session key"]
         for key in (k for k in entry.session_kwargs if k.isdigit()):
