@@ -14,7 +14,7 @@ which is exactly what should happen to a stuck owner. A call that runs longer th
 ``max_run`` (the idempotency ``ttl``) is also treated as stuck: its heartbeat stops and the
 lease runs out.
 
-``turn_lease(backend, key, ttl=…)`` is seed 001's "single-consumer ownership of each chat
+``turn_lease(backend, key, ttl=…)`` is "single-consumer ownership of each chat
 turn": entering it claims the turn, leaving it normally marks the turn done (a redelivered
 job then gets :class:`TurnCompleted`), leaving with an exception gives the turn back so the
 job can be retried.

@@ -1,6 +1,6 @@
 """``ToolCallLedger``: each tool-call id executes once, however often its message is replayed.
 
-Seed 001's "store an idempotency key per tool call and skip already-processed ids", done
+The usual advice, "store an idempotency key per tool call and skip already-processed ids", done
 atomically and across workers: ``begin(call_id, name, args)`` claims the id in the store and
 answers with a :class:`CallDecision`:
 

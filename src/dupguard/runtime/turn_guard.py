@@ -1,4 +1,4 @@
-"""Per-turn tool-call deduplication and limits: seed 003's ``ToolExecutionTracker`` done right.
+"""Per-turn tool-call deduplication and limits: a per-turn ``ToolExecutionTracker`` done right.
 
 Within one turn (one user message → one final answer, possibly many model↔tool rounds), a
 model stuck in a loop asks for the same tool again and again. :class:`TurnToolGuard` decides,
