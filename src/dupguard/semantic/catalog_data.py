@@ -295,6 +295,17 @@ _LLAMA_INDEX = (
     ),
     Entry(
         names=(
+            "llama_index.core.storage.chat_store.sql.SQLAlchemyChatStore",
+        ),
+        kind=STATELESS,
+        framework="llama_index",
+        version=_LI,
+        source="llama_index/core/storage/chat_store/sql.py",
+        why="a table of messages keyed by each Memory's session_id (get_messages(key)); shared by "
+        "design (one engine for every session), isolation comes from the session_id of each Memory.",
+    ),
+    Entry(
+        names=(
             "llama_index.core.chat_engine.SimpleChatEngine",
             "llama_index.core.chat_engine.SimpleChatEngine.from_defaults",
             "llama_index.core.chat_engine.simple.SimpleChatEngine",
