@@ -688,6 +688,15 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             ),
             "`run_billing()` takes *args/**kwargs; write the key function by hand",
         ),
+        (
+            "@retry(stop=stop_after_attempt(4))\ndef execute_tool_call(tool_call_id: str, arguments: str) -> dict:\n"
+            "    return billing_api.post('/refunds', json=arguments)\n",
+            "`tool_call_id` is minted per model response: a retried or re-planned turn comes back under a new one",
+        ),
+        (
+            ASK + SEED_000.format(param=", call_id: str", run="ask(agent, message)"),
+            "`call_id` is minted per model response",
+        ),
     ],
     ids=[
         "seed-000-no-request-id",
@@ -696,6 +705,8 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
         "name-taken",
         "decorator-not-json",
         "star-args",
+        "tool-call-id-is-no-key",
+        "call-id-is-no-key",
     ],
 )
 def test_retry_fix_refusals_leave_the_code_and_say_why(source: str, reason: str) -> None:

@@ -55,10 +55,10 @@ async def run_billing(text: str, key: str):
     return await Runner.run(billing, text)
 
 
-# the tool executor itself is @idempotent: a retried call with the same tool call id replays its result
+# the tool executor itself is @idempotent: a retried call with the same key replays its result
 @backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)
-@idempotent(key=lambda tool_call_id, arguments: tool_call_id)
-def execute_tool_call(tool_call_id: str, arguments: str) -> dict:
+@idempotent(key=lambda idempotency_key, arguments: idempotency_key)
+def execute_tool_call(idempotency_key: str, arguments: str) -> dict:
     response = payments.post("/refunds", json=json.loads(arguments))
     response.raise_for_status()
     return response.json()

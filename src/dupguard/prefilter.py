@@ -1,8 +1,8 @@
 """Can this file matter at all? A text search, so that irrelevant files cost no parse.
 
 Every rule is about agent code, so a file matters only when it imports an agent or LLM
-framework (or a module the user declared in the catalog extensions), or handles raw
-``tool_calls``. libcst is not imported for files that fail the check.
+framework or an agent-serving host (Gradio, MCP, A2A), or a module the user declared in the
+catalog extensions, or handles raw ``tool_calls``. libcst is not imported for files that fail the check.
 
 Speed matters here more than anywhere: on a typical tree almost every file stops here, so
 this search *is* the linter's cost per file (bench/RESULTS.md: the standard library is 12 MB
@@ -23,9 +23,9 @@ _TOOL_CALLS = re.compile(r"\btool_calls\b")
 @lru_cache(maxsize=8)
 def _pattern(extra_modules: tuple[str, ...]) -> re.Pattern[str]:
     # imported here, not at module level: a cache hit needs no pattern
-    from .semantic.framework_modules import FRAMEWORK_MODULES
+    from .semantic.framework_modules import FRAMEWORK_MODULES, HOST_MODULES
 
-    modules = sorted(set(FRAMEWORK_MODULES) | set(extra_modules), key=len, reverse=True)
+    modules = sorted(set(FRAMEWORK_MODULES) | set(HOST_MODULES) | set(extra_modules), key=len, reverse=True)
     alternatives = "|".join(re.escape(m) for m in modules)
     # "\n" + indentation + from/import at the start of a line; might_matter() puts a "\n" in
     # front of the text so that the first line counts too (the same lines as ``^`` with re.M)

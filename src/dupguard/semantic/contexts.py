@@ -68,9 +68,14 @@ def _decorator_context(model: Model, fn: Function, extra_handlers: frozenset[str
 def _registered(model: Model) -> dict[str, str]:
     """Functions handed by reference to a router, a queue or an app's ``lifespan=``."""
     out: dict[str, str] = {}
+    hosts = {qualified.split(".")[0] for qualified in model.imports.values()}
+    handlers = dict(ep.HANDLER_REGISTRATIONS)
+    for host, methods in ep.HOST_EVENT_REGISTRATIONS.items():
+        if host in hosts:
+            handlers.update(methods)
     for call in model.calls:
-        name = call.callee if call.callee in ep.HANDLER_REGISTRATIONS else call.method
-        for table, context in ((ep.HANDLER_REGISTRATIONS, ep.HANDLER), (ep.WORKER_REGISTRATIONS, ep.WORKER)):
+        name = call.callee if call.callee in handlers else call.method
+        for table, context in ((handlers, ep.HANDLER), (ep.WORKER_REGISTRATIONS, ep.WORKER)):
             if name not in table:
                 continue
             where = table[name]

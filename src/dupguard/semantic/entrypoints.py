@@ -41,6 +41,18 @@ APP_CLASSES = {
     "socketio.Server",
     "chalice.Chalice",
     "functions_framework",
+    # MCP servers: one process serves every client, and ``@mcp.tool``/``@mcp.resource``/
+    # ``@mcp.prompt`` functions run once per client call, concurrently on the event loop
+    # (bench/real-apps/hosts-notes.md, "MCP servers"). FastMCP is ``mcp.server.fastmcp.FastMCP``
+    # in mcp 1.x and the standalone ``fastmcp`` package; mcp 2.1.1 renamed it
+    # ``mcp.server.mcpserver.MCPServer`` (mcp/server/fastmcp.py says so; ``tool()`` is in
+    # mcp/server/mcpserver/server.py).
+    "mcp.server.fastmcp.FastMCP",
+    "mcp.server.fastmcp.server.FastMCP",
+    "mcp.server.FastMCP",
+    "mcp.server.mcpserver.MCPServer",
+    "mcp.server.MCPServer",
+    "fastmcp.FastMCP",
 }
 ROUTE_METHODS = {
     "get",
@@ -62,6 +74,9 @@ ROUTE_METHODS = {
     "action",
     "shortcut",
     "lambda_function",
+    "tool",  # MCP servers (only on the APP_CLASSES above)
+    "resource",
+    "prompt",
 }
 # Objects whose construction makes ``@<obj>.<method>`` a worker task.
 WORKER_APP_CLASSES = {"celery.Celery", "dramatiq", "huey.RedisHuey", "huey.SqliteHuey", "huey.Huey", "rq.Queue"}
@@ -122,9 +137,26 @@ HANDLER_BASES = {
     "channels.generic.websocket.AsyncWebsocketConsumer",
     "channels.generic.websocket.WebsocketConsumer",
     "aiohttp.web.View",
+    # A2A: ``DefaultRequestHandler`` holds one executor for the server and awaits
+    # ``agent_executor.execute(request, queue)`` in a new task per message/send, so executions
+    # of different clients overlap on it (a2a-python
+    # src/a2a/server/request_handlers/default_request_handler.py; bench/real-apps/hosts-notes.md)
+    "a2a.server.agent_execution.AgentExecutor",
+    "a2a.server.agent_execution.agent_executor.AgentExecutor",
 }
 WORKER_BASES = {"celery.Task", "celery.app.task.Task"}
-HANDLER_METHOD_NAMES = {"get", "post", "put", "patch", "delete", "receive", "connect", "websocket_receive", "dispatch"}
+HANDLER_METHOD_NAMES = {
+    "get",
+    "post",
+    "put",
+    "patch",
+    "delete",
+    "receive",
+    "connect",
+    "websocket_receive",
+    "dispatch",
+    "execute",  # A2A AgentExecutor.execute
+}
 
 # Calls that register a function given by reference as a handler: (qualified or method name, argument).
 HANDLER_REGISTRATIONS = {
@@ -143,6 +175,48 @@ HANDLER_REGISTRATIONS = {
     "django.urls.re_path": 1,
     "gradio.ChatInterface": 0,
     "gradio.Interface": 0,
+}
+# Server objects that hold the object given to them for the life of the process and call it for
+# every request (qualified name → the argument that takes it: keyword, or positional index).
+# a2a-python ``DefaultRequestHandler.__init__(agent_executor, task_store, ...)`` keeps
+# ``self.agent_executor`` and awaits ``self.agent_executor.execute(...)`` in a new task per
+# message/send (src/a2a/server/request_handlers/default_request_handler.py, commit
+# 03ba6d965ca2d91b671b29c138fcc9260d2dd0c5; bench/real-apps/hosts-notes.md, "A2A servers").
+LONG_LIVED_HOLDERS = {
+    "a2a.server.request_handlers.DefaultRequestHandler": ("agent_executor", 0),
+    "a2a.server.request_handlers.default_request_handler.DefaultRequestHandler": ("agent_executor", 0),
+}
+
+# Event listeners that register a function given by reference as a handler, by host: only in
+# a file that imports the host (the method names are common words). Gradio runs every event
+# function of every visitor in one process; each listener has its own queue (one at a time
+# by default), and a function bound to two listeners (``textbox.submit(fn)`` and
+# ``button.click(fn)``) runs twice at once (gradio.app/guides/queuing; the listener methods
+# and their ``fn`` first parameter: gradio 5 docs, "Blocks and Event Listeners";
+# bench/real-apps/hosts-notes.md, "Gradio").
+HOST_EVENT_REGISTRATIONS = {
+    "gradio": {
+        method: 0
+        for method in (
+            "click",
+            "submit",
+            "change",
+            "input",
+            "select",
+            "upload",
+            "release",
+            "blur",
+            "focus",
+            "load",
+            "then",
+            "success",
+            "like",
+            "retry",
+            "undo",
+            "stream",
+            "tick",
+        )
+    }
 }
 WORKER_REGISTRATIONS = {"enqueue": 0, "enqueue_call": "func", "enqueue_in": 1, "enqueue_at": 1, "enqueue_job": 0}
 STARTUP_KWARGS = {"lifespan", "on_startup"}

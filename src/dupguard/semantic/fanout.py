@@ -169,6 +169,11 @@ def _is_async_fanout(call: Call) -> bool:
 def _is_thread_fanout(call: Call) -> bool:
     if call.callee in THREAD_CALLS:
         return True
+    # ``textbox.submit(fn, inputs=..., outputs=...)`` is a Gradio event listener (entrypoints.py,
+    # HOST_EVENT_REGISTRATIONS), not ``executor.submit(fn, *args)`` (bench/real-apps/baseline-b.toml,
+    # juliensimon/smolagents-mcp-demo)
+    if call.method == "submit" and (call.kw("inputs") is not None or call.kw("outputs") is not None):
+        return False
     return call.callee is None and call.method in THREAD_METHODS
 
 

@@ -313,3 +313,10 @@ def _dedups_call(model: Model, call: Call) -> bool:
     if is_guard_call(model, call) or runtime_receiver(model, call):
         return True
     return bool(re.search(r"reserve|should_skip|record_execution", call.method or ""))
+
+
+@analysis
+def payload_executions(model: Model) -> frozenset[int]:
+    """``id`` of every call that executes a payload of tool calls (the sites DUP502 compares):
+    DUP508, which looks at one tool called again, leaves these to DUP502."""
+    return frozenset(id(site.call) for site in _sites(model))
