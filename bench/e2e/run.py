@@ -99,17 +99,26 @@ def make_fixed(before: Path, workdir: Path, python: str) -> tuple[Path, str]:
 
 
 def serve_and_load(
-    app_file: Path, python: str, workers: int, store: str, fake_url: str, load: Load, workdir: Path
+    app_file: Path,
+    python: str,
+    workers: int,
+    store: str,
+    fake_url: str,
+    load: Load,
+    workdir: Path,
+    first_on_path: tuple[Path, ...] = (),
 ) -> dict[str, float]:
     """Serve ``app_file`` under uvicorn (``workers`` processes, ``DUPGUARD_STORE=store``), drive
     ``load`` against it and score the run. The server's stderr goes to ``server-<port>.log`` in
-    ``workdir`` (a pipe nobody reads would block a server that logs much)."""
+    ``workdir`` (a pipe nobody reads would block a server that logs much). ``first_on_path``
+    come before everything on the server's ``PYTHONPATH`` (overhead.py's plain stand-ins)."""
     port = free_port()
     shop_db = workdir / f"shop-{port}.db"
     log = workdir / f"server-{port}.log"
+    store = fresh_store(store, workdir)
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(app_file.parent), str(HERE), str(ROOT / "src")]),
+        "PYTHONPATH": os.pathsep.join([*map(str, first_on_path), str(app_file.parent), str(HERE), str(ROOT / "src")]),
         "FAKE_OPENAI_URL": fake_url,
         "SHOP_DB": str(shop_db),
         "SESSION_DB": str(workdir / f"sessions-{port}.db"),
@@ -142,6 +151,23 @@ def serve_and_load(
     finally:
         stop(server)
     return score(str(shop_db), outcome, secrets)
+
+
+def fresh_store(url: str, workdir: Path) -> str:
+    """An empty store for one run: the load's request ids are the same in every run, so records
+    left by an earlier run would replay its tool calls and hide this run's duplicates. SQLite: a
+    file in the run's directory; Redis: the database emptied first."""
+    if url.startswith("sqlite:///"):
+        return f"sqlite:///{workdir / 'dupguard-store.db'}"
+    if url.startswith("redis://"):
+        import redis
+
+        client = redis.Redis.from_url(url)
+        try:
+            client.flushdb()
+        finally:
+            client.close()
+    return url
 
 
 @contextlib.contextmanager
