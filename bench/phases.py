@@ -71,10 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         a = clock()
         model = build_model(module, catalog, settings)
         t["build_model"] += clock() - a
-        try:
-            ctx = RuleContext(Positions(module), want_fixes=getattr(settings, "with_fixes", True))
-        except TypeError:  # before RuleContext.want_fixes existed
-            ctx = RuleContext(Positions(module))
+        ctx = RuleContext(Positions(module))
         findings = []
         for code in codes:
             a = clock()
@@ -86,12 +83,13 @@ def main(argv: list[str] | None = None) -> int:
             ctx.positions.range(f.node)
         t["positions"] += clock() - a
         a = clock()
-        if any(f.replacement is not None for _, f in findings):
+        if settings.with_fixes and any(f.fix is not None for _, f in findings):
             from dupguard.edits import ReportFixes
+            from dupguard.fixes import FixContext
 
-            fixes = ReportFixes(module, text)
+            fixes = ReportFixes(FixContext(module, model, ctx.positions, text))
             for code, f in findings:
-                if f.replacement is not None:
+                if f.fix is not None:
                     fixes.fix(code, f)
         t["fix edits (report)"] += clock() - a
         n_findings += len(findings)

@@ -539,8 +539,10 @@ def render_tables() -> str:
         "",
         "### Retry settings (DUP507)",
         "",
-        "What one retry repeats: `tools` re-runs the agent loop and every tool already called; "
-        "`runnable` re-runs whatever the object runs; `model`, `validation` and `http` run no tool again.",
+        (
+            "What one retry repeats: `tools` re-runs the agent loop and every tool already called; "
+            "`runnable` re-runs whatever the object runs; `model`, `validation` and `http` run no tool again."
+        ),
         "",
         "| names | setting | repeats | default | version | source | why |",
         "|---|---|---|---|---|---|---|",

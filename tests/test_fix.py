@@ -282,23 +282,22 @@ def test_encoding_bom_and_crlf_survive(tmp_path: Path) -> None:
 
 def _with_rule(monkeypatch: pytest.MonkeyPatch, check) -> None:
     """Swap DUP503's implementation for a deliberately broken one (no real rule is broken)."""
-    from dupguard.rules import load
+    from dupguard.rules import Rule, load
 
-    monkeypatch.setitem(load(), "DUP503", check)
+    monkeypatch.setitem(load(), "DUP503", Rule("DUP503", "broken", check, "duplicate_history_append", "safe"))
 
 
 def test_a_fix_that_never_settles_leaves_the_file_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dupguard.fixes import FixProposal, replace
     from dupguard.rules import Finding
 
-    def grows(model, ctx):  # always finds something and always adds a statement
-        module = ctx.positions._module
-        last = module.body[-1]
-        yield Finding(
-            last,
-            "again",
-            replacement=(module, module.with_changes(body=[*module.body, cst.parse_statement("messages.append(x)\n")])),
-            fix_message="grow",
-        )
+    class Grow:  # always adds a statement
+        def propose(self, ctx):
+            more = ctx.module.with_changes(body=[*ctx.module.body, cst.parse_statement("messages.append(x)\n")])
+            return FixProposal("grow", (replace(ctx.module, more),))
+
+    def grows(model, ctx):  # always finds something
+        yield Finding(ctx.positions._module.body[-1], "again", fix=Grow())
 
     _with_rule(monkeypatch, grows)
     text = "import openai\nmessages = []\nx = 1\nmessages.append(x)\n"
@@ -308,18 +307,110 @@ def test_a_fix_that_never_settles_leaves_the_file_alone(monkeypatch: pytest.Monk
 
 
 def test_a_fix_that_breaks_compilation_leaves_the_file_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dupguard.fixes import FixProposal, replace
     from dupguard.rules import Finding
 
     def breaks(model, ctx):  # `yield` at module level parses but does not compile
         module = ctx.positions._module
         stmt = module.body[-1]
         if "yield" not in module.code:
-            yield Finding(stmt, "bad", replacement=(stmt, cst.parse_statement("yield x\n")), fix_message="break")
+            yield Finding(stmt, "bad", fix=FixProposal("break", (replace(stmt, cst.parse_statement("yield x\n")),)))
 
     _with_rule(monkeypatch, breaks)
     text = "import openai\nmessages = []\nx = 1\nmessages.append(x)\n"
     _, data, error = fix_text(text, frozenset({"DUP503"}))
     assert data == text and "DUP503 fix produced code that does not compile" in error
+
+
+def test_a_fix_that_cannot_be_built_is_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fix that raises, or names a node of another tree, is one skipped finding, not a crash."""
+    from dupguard.fixes import FixProposal, remove
+    from dupguard.rules import Finding
+
+    class Raises:
+        def propose(self, ctx):
+            raise RuntimeError("boom")
+
+    def check(model, ctx):
+        module = ctx.positions._module
+        yield Finding(module.body[-1], "raises", fix=Raises())
+        elsewhere = cst.parse_module("x = 1\n").body[0]
+        yield Finding(module.body[-2], "foreign", fix=FixProposal("foreign", (remove(elsewhere),)))
+
+    _with_rule(monkeypatch, check)
+    text = "import openai\nmessages = []\nx = 1\nmessages.append(x)\n"
+    outcome, data, error = fix_text(text, frozenset({"DUP503"}))
+    assert error is None and data == text and outcome.applied == []
+    reasons = sorted(reason for _, reason in outcome.skipped)
+    assert reasons[0].startswith("internal error building the fix (RuntimeError: boom)")
+    assert "not in the module" in reasons[1]
+
+
+def test_the_same_change_made_by_two_fixes_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two findings whose fixes insert the same import at the same place and change different
+    statements: both are applied in one pass, the import once."""
+    from dupguard.fixes import FixProposal, insert_after, replace
+    from dupguard.rules import Finding
+
+    def check(model, ctx):
+        module = ctx.positions._module
+        if "import json" in module.code:
+            return
+        for stmt in module.body[2:]:
+            new = stmt.with_changes(body=[cst.parse_statement("print(json.dumps(1))\n").body[0]])
+            imported = insert_after(module.body[0], cst.parse_statement("import json\n"))
+            yield Finding(stmt, "print", fix=FixProposal("print", (imported, replace(stmt, new))))
+
+    _with_rule(monkeypatch, check)
+    text = "import openai\nmessages = []\nx = 1\ny = 2\n"
+    outcome, data, error = fix_text(text, frozenset({"DUP503"}))
+    assert error is None and [a.pass_number for a in outcome.applied] == [1, 1]
+    assert data == "import openai\nimport json\nmessages = []\nprint(json.dumps(1))\nprint(json.dumps(1))\n"
+
+
+def test_the_same_edit_from_two_nodes_is_not_made_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One fix inserts a line after a statement, another the same line before the next one:
+    the same text edit, from two nodes. The pass must not print the line twice: it applies the
+    first fix alone, and the second finds nothing left to do."""
+    from dupguard.fixes import FixProposal, insert_after, insert_before
+    from dupguard.rules import Finding
+
+    line = cst.parse_statement("import json\n")
+
+    def check(model, ctx):
+        module = ctx.positions._module
+        if "import json" in module.code:
+            return
+        yield Finding(module.body[1], "after", fix=FixProposal("after", (insert_after(module.body[0], line),)))
+        yield Finding(module.body[2], "before", fix=FixProposal("before", (insert_before(module.body[1], line),)))
+
+    _with_rule(monkeypatch, check)
+    text = "import openai\nmessages = []\nx = 1\n"
+    outcome, data, error = fix_text(text, frozenset({"DUP503"}))
+    assert error is None and data == "import openai\nimport json\nmessages = []\nx = 1\n"
+    assert [(a.message, a.pass_number) for a in outcome.applied] == [("after", 1)]
+
+
+def test_fixes_that_change_one_node_differently_wait_for_the_next_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fix that replaces a statement and one that changes a name inside it: one per pass (the
+    second is built again on the next pass, from the first one's result, and has nothing left
+    to do there)."""
+    from dupguard.fixes import FixProposal, replace
+    from dupguard.rules import Finding
+
+    def check(model, ctx):
+        stmt = ctx.positions._module.body[-1]
+        value = stmt.body[0].value
+        if value.value == "1":
+            yield Finding(stmt, "a: the value", fix=FixProposal("a", (replace(value, cst.Integer("2")),)))
+            yield Finding(stmt, "b: the line", fix=FixProposal("b", (replace(stmt, cst.parse_statement("y = 1\n")),)))
+        elif value.value == "2":
+            yield Finding(stmt, "c: the line", fix=FixProposal("c", (replace(stmt, cst.parse_statement("y = 3\n")),)))
+
+    _with_rule(monkeypatch, check)
+    outcome, data, error = fix_text("import openai\nx = 1\n", frozenset({"DUP503"}))
+    assert error is None and data == "import openai\ny = 3\n"
+    assert [(a.message, a.pass_number) for a in outcome.applied] == [("a", 1), ("c", 2)]
 
 
 def test_a_fix_is_not_applied_where_noqa_suppresses_the_finding() -> None:
@@ -689,8 +780,10 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             "`run_billing()` takes *args/**kwargs; write the key function by hand",
         ),
         (
-            "@retry(stop=stop_after_attempt(4))\ndef execute_tool_call(tool_call_id: str, arguments: str) -> dict:\n"
-            "    return billing_api.post('/refunds', json=arguments)\n",
+            (
+                "@retry(stop=stop_after_attempt(4))\ndef execute_tool_call(tool_call_id: str, arguments: str) -> dict:\n"
+                "    return billing_api.post('/refunds', json=arguments)\n"
+            ),
             "`tool_call_id` is minted per model response: a retried or re-planned turn comes back under a new one",
         ),
         (

@@ -153,6 +153,7 @@ def test_the_model_keeps_only_its_declared_fields() -> None:
     from dataclasses import fields
 
     from dupguard.config import Settings
+    from dupguard.fixes import FixContext
     from dupguard.rules import RuleContext, load
     from dupguard.semantic.model import Model
     from dupguard.semantic.positions import Positions
@@ -161,9 +162,11 @@ def test_the_model_keeps_only_its_declared_fields() -> None:
     rules = load()
     for path in SOURCES:
         module, model = _build(path)
-        ctx = RuleContext(Positions(module), want_fixes=True)
+        ctx = RuleContext(Positions(module))
+        fixes = FixContext(module, model, ctx.positions)
         for code in sorted(Settings().enabled_codes()):
-            list(rules[code](model, ctx))
+            for finding in rules[code](model, ctx):
+                fixes.propose(finding, rules[code].safety)
         assert set(vars(model)) == declared, (path, set(vars(model)) - declared)
     assert model.memo  # the analyses did run, and kept their values there
 

@@ -109,34 +109,38 @@ def test_fix_and_safety_are_declared_together() -> None:
         rule("DUP101", name="again")(lambda model, ctx: ())
 
 
-def test_ctx_fix_calls_the_running_rules_declared_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``ctx.fix(*args)`` reaches ``dupguard.codemods.<fix>.fix(*args)`` of the rule being run,
-    bound by the registry when ``rules[code](model, ctx)`` is called (as the engine does);
-    nothing when fixes are unwanted, and a clear error from a rule that declares no fix."""
+def test_ctx_fix_names_the_running_rules_declared_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ctx.fix(*args)`` builds nothing: it names the fix of the rule being run (bound by the
+    registry when ``rules[code](model, ctx)`` is called, as the pipeline does), and
+    ``dupguard.codemods.<fix>.fix(fix_context, *args)`` runs only when the proposal is asked
+    for; a rule that declares no fix gets a clear error."""
     import types
 
     import libcst as cst
 
     import dupguard.codemods  # noqa: F401  (the parent package of the probe below)
+    from dupguard.fixes import FixContext, FixProposal
     from dupguard.semantic.positions import Positions
 
     calls = []
     probe = types.ModuleType("dupguard.codemods.probe_fix")
-    probe.fix = lambda *args: calls.append(args) or ("replacement", "fixed it")  # type: ignore[attr-defined]
+    probe.fix = lambda *args: calls.append(args) or FixProposal("fixed it")  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "dupguard.codemods.probe_fix", probe)
     module = cst.parse_module("x = 1\n")
 
     def check(model, ctx):
-        yield Finding(module.body[0], f"from {ctx.rule.code}", *ctx.fix(model, "arg"))
+        yield Finding(module.body[0], f"from {ctx.rule.code}", fix=ctx.fix(model, "arg"))
 
     fixable = Rule("DUP990", "probe", check, "probe_fix", "unsafe")
     plain = Rule("DUP991", "plain", check, None, None)
     ctx = RuleContext(Positions(module))
     (finding,) = fixable("the model", ctx)
-    assert (finding.message, finding.replacement, finding.fix_message) == ("from DUP990", "replacement", "fixed it")
-    assert calls == [("the model", "arg")]
-    (finding,) = fixable("the model", RuleContext(Positions(module), want_fixes=False))
-    assert (finding.replacement, finding.fix_message, len(calls)) == (None, "", 1)
+    assert finding.message == "from DUP990" and calls == []
+    fix_context = FixContext(module, "the model", ctx.positions)  # type: ignore[arg-type]
+    proposal = fix_context.propose(finding, fixable.safety)
+    assert proposal == FixProposal("fixed it", applicability="unsafe")
+    assert calls == [(fix_context, "the model", "arg")]
+    assert fix_context.propose(finding, fixable.safety) is proposal and len(calls) == 1  # once per pass
     with pytest.raises(LookupError, match="DUP991 declares no fix"):
         list(plain("the model", ctx))
 

@@ -115,7 +115,7 @@ class _Walker:
             # unless force-exclude is set (pre-commit passes every file explicitly)
             self.result.files.append(path)
 
-    def walk(self, directory: Path, ignores: list[tuple[Path, pathspec.PathSpec]]) -> None:
+    def walk(self, directory: Path, ignores: list[tuple[Path, LiteralSpec | pathspec.PathSpec]]) -> None:
         try:
             st = directory.stat()
         except OSError as exc:
@@ -159,7 +159,7 @@ class _Walker:
                 self.result.errors.append(FileError(entry.path, "broken symbolic link"))
 
     @staticmethod
-    def _gitignored(path: Path, is_dir: bool, ignores: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+    def _gitignored(path: Path, is_dir: bool, ignores: list[tuple[Path, LiteralSpec | pathspec.PathSpec]]) -> bool:
         for base, spec in ignores:
             rel = os.path.relpath(path, base).replace(os.sep, "/")
             if spec.match_file(rel + "/" if is_dir else rel):

@@ -2,15 +2,18 @@
 
 Files come through the same pipeline as ``check`` (pipeline.py: read, decode, gate, one
 worker pool); a relevant file gets the :data:`FIX` task instead of the ``lint`` one. Per
-file, every fix whose text edits (edits.py) do not touch another chosen fix's edits is
-applied (identical edits, such as the same import added by two fixes, count once); the
-result is re-parsed, re-analysed and fixed again, at most ``MAX_PASSES`` times (ruff's loop).
+file and pass, each finding's fix is built (``dupguard.fixes``: one fix context per pass,
+shared by every fix) and every fix that does not conflict with one taken before it is kept
+(edits.py: its edits do not touch theirs, its nodes are not inside theirs; the same change
+made by two fixes, such as the same import, counts once); the kept fixes are applied by one
+transform, and the result is re-parsed, re-analysed and fixed again, at most ``MAX_PASSES``
+times (ruff's loop). Which fixes run: the rule's declared safety (``@rule(..., safety=)``)
+unless a fix says otherwise for itself, ``--unsafe-fixes``, ``fixable``/``unfixable``.
 
 Safety by construction:
 
-* the text is edited and re-encoded with the encoding it was decoded with
-  (``pipeline.decode``), and libcst prints every node it did not change exactly as it was
-  read, so the BOM, coding cookie, newline style, indentation and every byte outside the
+* the text is re-encoded with the encoding it was decoded with (``pipeline.decode``), and
+  libcst prints every node it did not change exactly as it was read, so the BOM, coding cookie, newline style, indentation and every byte outside the
   fixed nodes stay as they were;
 * a pass whose output does not parse (or no longer compiles when the input did), or a
   file that has not settled after ``MAX_PASSES`` passes, keeps its original content, and
@@ -32,13 +35,13 @@ from typing import TYPE_CHECKING
 
 from .config import Settings, _selected
 from .diagnostics import Diagnostic, FileError
-from .edits import TextEdit, applicability, apply_edits, conflicts, replacement_edits
-from .pipeline import Job, SourceError, Task, analyse_module, decode, extra_modules, gate, parse, run
+from .pipeline import Analysis, Job, SourceError, Task, analyse_module, decode, extra_modules, gate, parse, run
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from .rules import Finding
+    from .edits import ProposalEdits
+    from .fixes import FixProposal
 
 MAX_PASSES = 10
 
@@ -68,6 +71,7 @@ class Outcome:
     skipped: list[tuple[Diagnostic, str]] = field(default_factory=list)  # fix refused, why
     error: str | None = None
     passes: int = 0
+    text: str | None = None  # ``module.code``, kept from the pass that made it (not printed again)
 
 
 # ----------------------------------------------------------------------------- policy
@@ -82,12 +86,14 @@ def fixable(code: str, settings: Settings) -> bool:
 
 
 def analyse(
-    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str]
-) -> list[tuple[Diagnostic, Finding]]:
-    """Lint an already parsed module (gated like any file), keeping the findings with their replacements."""
-    text = module.code
+    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], text: str | None = None
+) -> Analysis | None:
+    """Lint an already parsed module (gated like any file; ``text``: its code, when the caller
+    has it): its findings and their fix context; None when the gate says nothing can be found."""
+    if text is None:
+        text = module.code
     if not gate(text, codes, extra_modules(settings)):
-        return []
+        return None
     return analyse_module(filename, module, settings, codes, text=text)
 
 
@@ -100,59 +106,85 @@ def _compiles(code: str, filename: str) -> bool:
 
 
 def fix_module(
-    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], *, unsafe: bool
+    filename: str,
+    module: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    unsafe: bool,
+    text: str | None = None,
 ) -> Outcome:
-    """Fix one parsed module; on any failure the outcome holds the original module and an error."""
+    """Fix one parsed module (``text``: its code, when the caller has it); on any failure the
+    outcome holds the original module and an error."""
     import libcst as cst
 
+    from .edits import Batch, proposal_edits  # libcst: not for a ``fix`` that finds nothing to parse
+    from .rules import load
+
+    rules = load()
     original = module
+    original_text = text = module.code if text is None else text
     original_compiles: bool | None = None
     applied: list[Applied] = []
     for number in range(1, MAX_PASSES + 2):
-        code_text = module.code
-        pairs = analyse(filename, module, settings, codes)
-        candidates: list[tuple[Diagnostic, Finding, str, tuple[TextEdit, ...]]] = []
+        analysis = analyse(filename, module, settings, codes, text)
+        pairs = analysis.findings if analysis is not None else []
+        candidates: list[tuple[Diagnostic, FixProposal, ProposalEdits]] = []
         hidden = 0
         skipped: list[tuple[Diagnostic, str]] = []
         for diag, finding in pairs:
-            kind = applicability(diag.code)
-            if kind is None or not fixable(diag.code, settings):
+            rule = rules.get(diag.code)
+            if rule is None or rule.safety is None or finding.fix is None or not fixable(diag.code, settings):
                 continue
-            if finding.replacement is None:
-                if finding.fix_message:
-                    skipped.append((diag, finding.fix_message))
-                continue
-            if kind == "unsafe" and not unsafe:
-                hidden += 1
-                continue
+            assert analysis is not None
+            ctx = analysis.fix_context()
             try:
-                edits = replacement_edits(module, finding.replacement, code_text)
+                proposal = ctx.propose(finding, rule.safety)
+                if proposal is None or proposal.refusal or not proposal.replacements:
+                    if proposal is not None and proposal.refusal:
+                        skipped.append((diag, proposal.refusal))
+                    continue
+                if proposal.applicability == "unsafe" and not unsafe:
+                    hidden += 1
+                    continue
+                changes = proposal_edits(ctx, proposal)
             except Exception as exc:
                 skipped.append((diag, f"internal error building the fix ({type(exc).__name__}: {exc})"))
                 continue
-            if edits:
-                candidates.append((diag, finding, kind, edits))
+            if changes.edits:
+                candidates.append((diag, proposal, changes))
         if not candidates:
-            return Outcome(filename, module, applied, [d for d, _ in pairs], hidden, skipped, None, number - 1)
+            remaining = [d for d, _ in pairs]
+            return Outcome(filename, module, applied, remaining, hidden, skipped, None, number - 1, text)
         if number > MAX_PASSES:
-            rules = ", ".join(sorted({d.code for d, *_ in candidates}))
+            rules_text = ", ".join(sorted({d.code for d, *_ in candidates}))
             return _refused(
                 filename,
                 original,
                 settings,
                 codes,
-                f"fixes for {rules} did not settle after {MAX_PASSES} passes; file left unchanged",
+                f"fixes for {rules_text} did not settle after {MAX_PASSES} passes; file left unchanged",
                 MAX_PASSES,
+                original_text,
             )
-        taken: set[TextEdit] = set()
-        chosen = []
-        for candidate in candidates:
-            if conflicts(candidate[3], taken):
-                continue
-            taken.update(candidate[3])
-            chosen.append(candidate)
-        new_code = apply_edits(code_text, taken)
-        rules = ", ".join(sorted({d.code for d, *_ in chosen}))
+        assert analysis is not None
+        batch = Batch(analysis.fix_context())
+        chosen = [candidate for candidate in candidates if batch.add(candidate[2])]
+        rules_text = ", ".join(sorted({d.code for d, *_ in chosen}))
+        try:
+            new_code, count = batch.apply()
+            chosen = chosen[:count]
+        except Exception as exc:
+            return _refused(
+                filename,
+                original,
+                settings,
+                codes,
+                f"the {rules_text} fix could not be applied ({type(exc).__name__}: {exc}); "
+                "file left unchanged, please report it",
+                number,
+                original_text,
+            )
         try:
             new_module = cst.parse_module(new_code, config=module.config_for_parsing)
         except Exception as exc:
@@ -161,35 +193,53 @@ def fix_module(
                 original,
                 settings,
                 codes,
-                f"the {rules} fix produced code that does not parse ({type(exc).__name__}); "
+                f"the {rules_text} fix produced code that does not parse ({type(exc).__name__}); "
                 "file left unchanged, please report it",
                 number,
+                original_text,
             )
         if original_compiles is None:
-            original_compiles = _compiles(original.code, filename)
+            original_compiles = _compiles(original_text, filename)
         if original_compiles and not _compiles(new_code, filename):
             return _refused(
                 filename,
                 original,
                 settings,
                 codes,
-                f"the {rules} fix produced code that does not compile; file left unchanged, please report it",
+                f"the {rules_text} fix produced code that does not compile; file left unchanged, please report it",
                 number,
+                original_text,
             )
-        for diag, finding, kind, _ in chosen:
+        for diag, proposal, _ in chosen:
             applied.append(
-                Applied(filename, diag.code, diag.row, diag.column, finding.fix_message or "fixed", kind, number)
+                Applied(
+                    filename,
+                    diag.code,
+                    diag.row,
+                    diag.column,
+                    proposal.title or "fixed",
+                    proposal.applicability or "unsafe",
+                    number,
+                )
             )
-        module = new_module
+        module, text = new_module, new_code
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _refused(
-    filename: str, original: cst.Module, settings: Settings, codes: frozenset[str], error: str, passes: int
+    filename: str,
+    original: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    error: str,
+    passes: int,
+    text: str | None = None,
 ) -> Outcome:
-    """The file as it was, with its findings and why it was not fixed."""
-    remaining = [d for d, _ in analyse(filename, original, settings, codes)]
-    return Outcome(filename, original, [], remaining, error=error, passes=passes)
+    """The file as it was (``text``: its code, when the caller has it), with its findings and
+    why it was not fixed."""
+    analysis = analyse(filename, original, settings, codes, text)
+    remaining = [d for d, _ in analysis.findings] if analysis is not None else []
+    return Outcome(filename, original, [], remaining, error=error, passes=passes, text=text)
 
 
 # ----------------------------------------------------------------------------- one file
@@ -203,15 +253,15 @@ def fix_source(
     Raises ``SourceError`` when the text does not parse. The new bytes are the fixed text in
     the file's own encoding; a fix that cannot be written in it is refused like any other.
     """
-    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe)
+    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, text=text)
     if outcome.error is not None or not outcome.applied:
         return outcome, None
     try:
-        return outcome, outcome.module.code.encode(encoding)
+        return outcome, (outcome.text if outcome.text is not None else outcome.module.code).encode(encoding)
     except UnicodeEncodeError as exc:
         rules = ", ".join(sorted({a.code for a in outcome.applied}))
         error = f"the {rules} fix cannot be written as {encoding}: {exc.reason}; file left unchanged"
-        return _refused(filename, parse(text), settings, codes, error, outcome.passes), None
+        return _refused(filename, parse(text), settings, codes, error, outcome.passes, text), None
 
 
 def fix_bytes(

@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from .cache import Cache
+    from .fixes import FixContext
+    from .rules.registry import Finding
+    from .semantic.model import Model
+    from .semantic.positions import Positions
 
 # below this many files to parse, worker start-up costs more than it saves
 PARALLEL_THRESHOLD = 16
@@ -187,6 +191,38 @@ def parse(text: str) -> cst.Module:
         raise SourceError("too deeply nested to parse") from None
 
 
+class Analysis:
+    """One analysed module: its findings, each with its diagnostic, sorted; and what their fixes
+    are built from, only when the caller asks for it (:meth:`fix_context`): a plain ``check``
+    builds no fix."""
+
+    __slots__ = ("_fixes", "findings", "model", "module", "positions", "text")
+
+    def __init__(
+        self,
+        findings: list[tuple[Diagnostic, Finding]],
+        module: cst.Module,
+        model: Model,
+        positions: Positions,
+        text: str | None,
+    ) -> None:
+        self.findings = findings
+        self.module = module
+        self.model = model
+        self.positions = positions
+        self.text = text
+        self._fixes: FixContext | None = None
+
+    def fix_context(self) -> FixContext:
+        """The context every fix of this module is built in (one per analysis: its parent map
+        and scope analysis are shared by all the findings' fixes)."""
+        if self._fixes is None:
+            from .fixes import FixContext
+
+            self._fixes = FixContext(self.module, self.model, self.positions, self.text)
+        return self._fixes
+
+
 def analyse_module(
     filename: str,
     module: cst.Module,
@@ -195,20 +231,19 @@ def analyse_module(
     *,
     text: str | None = None,
     apply_noqa: bool = True,
-    want_fixes: bool = True,
-) -> list:
-    """(diagnostic, finding) pairs for a parsed module, sorted, one per diagnostic: the one
-    place that builds the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
+) -> Analysis:
+    """The findings of a parsed module, one per diagnostic, sorted: the one place that builds
+    the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
     from .rules import RuleContext, load
     from .semantic.builder import build_model
     from .semantic.catalog_loader import catalog_for
     from .semantic.positions import Positions
 
     model = build_model(module, catalog_for(settings), settings)
-    ctx = RuleContext(Positions(module), want_fixes=want_fixes)
+    ctx = RuleContext(Positions(module))
     rules = load()
     lines: list[str] | None = None
-    out: dict[Diagnostic, object] = {}
+    out: dict[Diagnostic, Finding] = {}
     for code in sorted(codes):
         for finding in rules[code](model, ctx):
             row, col, end_row, end_col = ctx.positions.range(finding.node)
@@ -218,7 +253,7 @@ def analyse_module(
                 if row <= len(lines) and line_suppresses(lines[row - 1], code):
                     continue
             out.setdefault(Diagnostic(filename, row, col, code, finding.message, end_row, end_col), finding)
-    return sorted(out.items(), key=lambda pair: pair[0])
+    return Analysis(sorted(out.items(), key=lambda pair: pair[0]), module, model, ctx.positions, text)
 
 
 # ----------------------------------------------------------------------------- one text
@@ -240,17 +275,17 @@ def lint_text(
 def _lint_parsed(
     filename: str, module: cst.Module, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
 ) -> list[Diagnostic]:
-    pairs = analyse_module(
-        filename, module, settings, codes, text=text, apply_noqa=apply_noqa, want_fixes=settings.with_fixes
-    )
-    if not any(finding.replacement is not None for _, finding in pairs):
+    analysis = analyse_module(filename, module, settings, codes, text=text, apply_noqa=apply_noqa)
+    pairs = analysis.findings
+    # the report's ``fix`` (settings.with_fixes: formats that show it) is the only reason to
+    # build fixes while linting: building one can cost more than the rule that found it
+    if not settings.with_fixes or not any(finding.fix is not None for _, finding in pairs):
         return [diag for diag, _ in pairs]
-    from .edits import ReportFixes  # the JSON report's ``fix``: edits from the replacement
+    from .edits import ReportFixes
 
-    fixes = ReportFixes(module, text)
+    fixes = ReportFixes(analysis.fix_context())
     return [
-        diag._replace(fix=fixes.fix(diag.code, finding)) if finding.replacement is not None else diag
-        for diag, finding in pairs
+        diag._replace(fix=fixes.fix(diag.code, finding)) if finding.fix is not None else diag for diag, finding in pairs
     ]
 
 

@@ -1,9 +1,13 @@
 """LibCST codemods: the fixes that rules declare with ``@rule(..., fix="<module>", safety=...)``.
 
 One module per fix (``shared_agent_singleton`` serves DUP101 and DUP102, ``fanout_shared_agent``
-DUP201 and DUP202). A rule builds its fix with ``ctx.fix(...)``, which calls its module's
-``fix(...)``, and returns it in ``Finding.replacement`` as ``(node, new node or
-libcst.RemoveFromParent())``; the fixer (``dupguard.fixer``) applies it, re-parses, re-lints and
+DUP201 and DUP202). A rule names its fix with ``Finding(..., fix=ctx.fix(*args))``; when fixes
+are wanted the pipeline calls the module's ``fix(fix_context, *args)``, which returns a
+``dupguard.fixes.FixProposal``: a title and the node replacements that make the fix (as small
+as the change: an added import replaces or follows the import statements it changes, not the
+module), or the reason there is none. The fix context (``dupguard.fixes.FixContext``) holds
+the module, its model and positions, and the parent map and scope analysis shared by every
+fix of the pass. The fixer (``dupguard.fixer``) applies the proposals, re-parses, re-lints and
 repeats until the file is stable. Each module also exposes, per rule, a ``libcst.codemod``
 command named after the rule (``Fix`` + its name in CamelCase: duplicate-tool →
 ``FixDuplicateTool``) that runs that rule's fixes, so the same transformation works from

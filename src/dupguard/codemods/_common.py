@@ -1,63 +1,34 @@
-"""Tree surgery shared by the codemods: remove a list element or a statement cleanly.
+"""Tree surgery shared by the codemods: remove a list element or a statement cleanly, add imports.
 
-Each helper returns a *replacement* in the form a rule hands to the fixer,
-``(node to replace, new node or libcst.RemoveFromParent())``, or ``None`` with a reason when
-the edit cannot be made without risk. They never touch anything outside the node they
-replace, so the bytes around a fix stay exactly as the user wrote them; comments that sit on
-removed lines are kept on their own lines instead of being deleted.
+Each helper returns the ``dupguard.fixes.Replacement`` s that make the change (or a list, or
+the reason the change cannot be made without risk); a codemod puts them in its
+``FixProposal``. They never touch anything outside the nodes they replace, so the bytes around
+a fix stay exactly as the user wrote them; comments that sit on removed lines are kept on
+their own lines instead of being deleted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-Replacement = tuple[cst.CSTNode, object]
+from ..fixes import Replacement, insert_after, insert_before, remove, replace, update
+from ..semantic.model import analysis
+
+if TYPE_CHECKING:
+    from ..fixes import FixContext
+    from ..semantic.model import Model
 
 
-def module_of(ctx: object) -> cst.Module:
-    """The module being linted, from the rule context (its position index holds it)."""
-    return ctx.positions._module  # type: ignore[attr-defined]
-
-
-# ------------------------------------------------------------------ parents
-
-_PARENTS: dict[int, tuple[cst.Module, dict[int, cst.CSTNode]]] = {}
-
-
-class _ParentCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.parents: dict[int, cst.CSTNode] = {}
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[id(node)] = self._stack[-1]
-        self._stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
-
-
-def parent_of(module: cst.Module, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The parent of ``node``; the map is built once per module, and only when a fix asks
-    (ParentNodeProvider would cost three parses on every linted file)."""
-    cached = _PARENTS.get(id(module))
-    if cached is None or cached[0] is not module:
-        collector = _ParentCollector()
-        module.visit(collector)
-        _PARENTS.clear()  # one module at a time: fixes are computed file by file
-        cached = _PARENTS[id(module)] = (module, collector.parents)
-    return cached[1].get(id(node))
-
-
-def enclosing(module: cst.Module, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
-    current = parent_of(module, node)
-    while current is not None and not isinstance(current, kinds):
-        current = parent_of(module, current)
-    return current
+@analysis
+def bound_names(model: Model) -> frozenset[str]:
+    """Every name the module binds anywhere (imports, classes, assignment targets, functions):
+    the names a fix must not introduce. Once per model, not once per finding."""
+    return frozenset(
+        {*model.imports, *model.classes, *(b.target for b in model.bindings), *(f.name for f in model.functions)}
+    )
 
 
 # ------------------------------------------------------------------ comments
@@ -87,8 +58,11 @@ def remove_list_element(lst: cst.List, index: int) -> cst.List:
     if index == len(elements):
         # the removed element was last: the previous one is last now
         closing = lst.rbracket.whitespace_before
-        if isinstance(prev_ws, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
-            # one per line: keep ``a,`` and its comment, then the line break before ``]``
+        if (
+            isinstance(prev_comma, cst.Comma)
+            and isinstance(prev_ws, cst.ParenthesizedWhitespace)
+            and isinstance(closing, cst.ParenthesizedWhitespace)
+        ):  # one per line: keep ``a,`` and its comment, then the line break before ``]``
             closing = closing.with_changes(
                 first_line=prev_ws.first_line,
                 empty_lines=[*prev_ws.empty_lines, *closing.empty_lines],
@@ -137,9 +111,10 @@ def statement_expression(line: cst.CSTNode, call: cst.CSTNode) -> cst.BaseSmallS
 
 
 def remove_statement(
-    module: cst.Module, line: cst.SimpleStatementLine, small: cst.BaseSmallStatement
-) -> tuple[Replacement | None, str]:
-    """Remove one small statement (``x.append(m)``), and its line when it is alone on it.
+    ctx: FixContext, line: cst.SimpleStatementLine, small: cst.BaseSmallStatement
+) -> tuple[Replacement, ...] | str:
+    """Remove one small statement (``x.append(m)``), and its line when it is alone on it; or
+    the reason it cannot be removed.
 
     The comment at the end of the removed line goes with it; the lines above it (comments,
     blank lines) stay where they are: they move to the next statement (or the end of the
@@ -150,20 +125,20 @@ def remove_statement(
         if line.body[-1] is small:
             # ``a(); b()`` minus ``b()``: ``a()`` loses its semicolon
             body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-        return (line, line.with_changes(body=body)), ""
+        return (replace(line, line.with_changes(body=body)),)
     if not line.leading_lines:
-        return (line, cst.RemoveFromParent()), ""
-    suite = parent_of(module, line)
+        return (remove(line),)
+    suite = ctx.parent(line)
     if not isinstance(suite, (cst.IndentedBlock, cst.Module)):
-        return None, "the statement is not directly in a block"
-    body = list(suite.body)
-    index = next(i for i, s in enumerate(body) if s is line)
-    del body[index]
-    if index < len(body):
-        nxt = body[index]
-        body[index] = nxt.with_changes(leading_lines=[*line.leading_lines, *nxt.leading_lines])
-        return (suite, suite.with_changes(body=body)), ""
-    return (suite, suite.with_changes(body=body, footer=[*line.leading_lines, *suite.footer])), ""
+        return "the statement is not directly in a block"
+    index = next(i for i, s in enumerate(suite.body) if s is line)
+    carried = line.leading_lines
+    if index + 1 < len(suite.body):
+        return (
+            remove(line),
+            update(suite.body[index + 1], lambda nxt: nxt.with_changes(leading_lines=[*carried, *nxt.leading_lines])),
+        )
+    return (remove(line), update(suite, lambda block: block.with_changes(footer=[*carried, *block.footer])))
 
 
 # ------------------------------------------------------------------ imports
@@ -175,17 +150,20 @@ def _is_import_line(stmt: cst.CSTNode) -> bool:
     )
 
 
-def add_imports(module: cst.Module, needed: list[tuple[str, str | None]]) -> cst.Module:
-    """``module`` with ``from mod import obj`` (or ``import mod`` when obj is None) added by
-    LibCST's ``AddImportsVisitor``, which merges with and skips existing imports.
+def add_imports(ctx: FixContext, needed: list[tuple[str, str | None]]) -> tuple[Replacement, ...]:
+    """The replacements that add ``from mod import obj`` (or ``import mod`` when obj is None),
+    as LibCST's ``AddImportsVisitor`` would, which merges with and skips existing imports; none
+    when everything needed is imported already.
 
     The visitor only ever edits the module's leading import block, and its matcher-based
-    walk is slow on a whole file, so it runs on that block alone and the rest of the
-    module is reattached unchanged.
+    walk is slow on a whole file, so it runs on that block alone. Only the statements it
+    changes are replaced (and an insertion is anchored to the statement before it), so that two
+    fixes that need the same import make the same replacement, applied once.
     """
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor
 
+    module = ctx.module
     end = 0
     for index, stmt in enumerate(module.body):
         if _is_import_line(stmt):
@@ -202,7 +180,28 @@ def add_imports(module: cst.Module, needed: list[tuple[str, str | None]]) -> cst
     for mod, obj in needed:
         if obj is not None:
             new_head = new_head.visit(_KeepImportOrder(mod, obj))
-    return module.with_changes(header=new_head.header, body=[*new_head.body, *module.body[end:]])
+    if len(new_head.header) != len(head.header) or not all(
+        a.deep_equals(b) for a, b in zip(new_head.header, head.header)
+    ):  # the visitor changed the module's leading comments: replace the module
+        new = module.with_changes(header=new_head.header, body=[*new_head.body, *module.body[end:]])
+        return (replace(module, new),)
+    old, new_body = list(head.body), list(new_head.body)
+    same = 0
+    while same < min(len(old), len(new_body)) and old[same].deep_equals(new_body[same]):
+        same += 1
+    tail = 0
+    while tail < min(len(old), len(new_body)) - same and old[-1 - tail].deep_equals(new_body[-1 - tail]):
+        tail += 1
+    changed, added = old[same : len(old) - tail], new_body[same : len(new_body) - tail]
+    if not changed and not added:
+        return ()
+    if changed:
+        return (replace(changed[0], cst.FlattenSentinel(added)), *(remove(stmt) for stmt in changed[1:]))
+    if same:
+        return (insert_after(old[same - 1], *added),)
+    if module.body:
+        return (insert_before(module.body[0], *added),)
+    return (replace(module, module.with_changes(body=added)),)
 
 
 def _import_order(name: str) -> tuple[int, str]:

@@ -9,21 +9,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import libcst as cst
+
+from ..fixes import FixProposal
 from ._command import RuleCodemod
-from ._common import Replacement, module_of, remove_statement, statement_expression
+from ._common import remove_statement, statement_expression
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
+    from ..fixes import FixContext
     from ..semantic.model import Call
 
 
-def fix(ctx: RuleContext, second: Call) -> tuple[Replacement | None, str]:
+def fix(ctx: FixContext, second: Call) -> FixProposal:
     small = statement_expression(second.statement, second.node)
-    if small is None or second.outer:
-        return None, f"the `{second.func}(...)` result is used, so the call cannot be removed"
-    replacement, reason = remove_statement(module_of(ctx), second.statement, small)  # type: ignore[arg-type]
-    message = f"Remove the repeated `{second.func}({second.args[0].dotted})`"
-    return replacement, message if replacement is not None else reason
+    if small is None or second.outer or not isinstance(second.statement, cst.SimpleStatementLine):
+        return FixProposal.refuse(f"the `{second.func}(...)` result is used, so the call cannot be removed")
+    removal = remove_statement(ctx, second.statement, small)
+    if isinstance(removal, str):
+        return FixProposal.refuse(removal)
+    return FixProposal(f"Remove the repeated `{second.func}({second.args[0].dotted})`", removal)
 
 
 class FixDuplicateHistoryAppend(RuleCodemod):

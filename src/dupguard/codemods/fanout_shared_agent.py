@@ -19,63 +19,64 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..fixes import FixProposal, Replacement, replace, update
 from ..semantic.nodes import contains
+from ..semantic.vocabulary import INHERENTLY_MANY
 from ._command import RuleCodemod
-from ._common import Replacement, module_of
-from .shared_agent_singleton import _blank_lines_before, _factory_def, _scopes
+from ._common import bound_names
+from .shared_agent_singleton import _blank_lines_before, _factory_def
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
+    from ..fixes import FixContext
     from ..semantic.fanout import FanOut
-    from ..semantic.model import Model
-
-Result = tuple[Replacement | None, str]
-INHERENTLY_MANY = {"map", "imap", "imap_unordered", "starmap"}
+    from ..semantic.model import Function, Model
 
 
-def fix(model: Model, ctx: RuleContext, fan: FanOut) -> Result:
-    module = module_of(ctx)
+def fix(ctx: FixContext, fan: FanOut) -> FixProposal:
+    model, module = ctx.model, ctx.module
     binding = fan.agent
     name = binding.target
     if "." in name or binding.scope not in ("module", "function"):
-        return None, f"`{name}` is not a plain name; give each task its own agent by hand"
+        return FixProposal.refuse(f"`{name}` is not a plain name; give each task its own agent by hand")
     stmt = binding.statement
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return None, f"`{name} = ...` shares its line with other statements"
+        return FixProposal.refuse(f"`{name} = ...` shares its line with other statements")
     small = stmt.body[0]
-    if not (
-        isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-    ) and not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None):
-        return None, f"`{name}` is not bound by a plain assignment"
+    plain = isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+    annotated = isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+    value = small.value if (plain or annotated) and isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+    if value is None:
+        return FixProposal.refuse(f"`{name}` is not bound by a plain assignment")
     suite = module.body if binding.function is None else getattr(binding.function.node.body, "body", ())
     if not any(s is stmt for s in suite):
-        return None, f"`{name}` is bound inside a nested block; only a binding at the top of its scope is rewritten"
-    scopes = _scopes(module)
-    scope = scopes.get(small)
+        return FixProposal.refuse(
+            f"`{name}` is bound inside a nested block; only a binding at the top of its scope is rewritten"
+        )
+    scope = ctx.scope(small)
     assignments = list(scope.assignments[name]) if scope is not None else []
     if len(assignments) != 1:
-        return None, f"`{name}` is bound more than once"
-    accesses = {id(a.node): a.node for a in assignments[0].references}
+        return FixProposal.refuse(f"`{name}` is bound more than once")
+    accesses: dict[int, cst.CSTNode] = {id(a.node): a.node for a in assignments[0].references}
 
     # the factory: an existing zero-argument local one, or a new ``make_<name>``
-    value = small.value
-    factory, new_factory = None, True
-    if (
+    new_factory = not (
         isinstance(value, cst.Call)
         and not value.args
         and isinstance(value.func, cst.Name)
         and any(f.name == value.func.value and f.parent is None and not f.params for f in model.functions)
-    ):
-        factory, new_factory = value.func.value, False
-    if factory is None:
+    )
+    if not new_factory:
+        assert isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+        factory = value.func.value
+    else:
         factory = f"_make_{name.lstrip('_')}" if name.startswith("_") else f"make_{name}"
         if _taken(model, factory):
-            return None, f"the factory name `{factory}` is already used in this module"
+            return FixProposal.refuse(f"the factory name `{factory}` is already used in this module")
 
     per_task: dict[int, cst.CSTNode] = {}  # Name nodes → ``factory()``
     wrapped: dict[int, cst.CSTNode] = {}  # bound-method references → per-item lambda
     # every fan-out of this agent in the file gets the same rewrite, so the fixes of several
-    # findings are identical edits (applied once) and the leftover binding is known
+    # findings are the same change (applied once) and the leftover binding is known
     from ..semantic.fanout import async_fanouts, thread_fanouts
 
     fans = [f for f in (*async_fanouts(model), *thread_fanouts(model)) if f.agent is binding] or [fan]
@@ -91,62 +92,58 @@ def fix(model: Model, ctx: RuleContext, fan: FanOut) -> Result:
             continue
         found = _run_refs(model, node, name, accesses)
         if found is None:
-            return None, f"a run of `{name}` at line {ctx.line(node)} is not one this fix can rewrite"
+            return FixProposal.refuse(f"a run of `{name}` at line {ctx.line(node)} is not one this fix can rewrite")
         per_task.update((id(ref), ref) for ref in found)
     if not per_task and not wrapped:
-        return None, f"no run of `{name}` found"
+        return FixProposal.refuse(f"no run of `{name}` found")
+    count = len(per_task) + len(wrapped)
+    # a reference inside a wrapped one is rewritten by the wrapping lambda
+    per_task = {
+        i: n for i, n in per_task.items() if i not in wrapped and not any(contains(w, n) for w in wrapped.values())
+    }
     remaining = [
         n for i, n in accesses.items() if i not in per_task and not any(contains(w, n) for w in wrapped.values())
     ]
     config = module.config_for_parsing
+    replacements: list[Replacement] = [replace(ref, cst.Call(cst.Name(factory))) for ref in per_task.values()]
+    replacements += [replace(ref, _lambda(ref, factory, config)) for ref in wrapped.values()]
+    if new_factory:
+        top = binding.function is None
+        annotation = small.annotation if isinstance(small, cst.AnnAssign) else None
+        bound_value = value
 
-    class Transformer(cst.CSTTransformer):
-        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-            if id(original) in wrapped:
-                return _lambda(original, factory, config)
-            return cst.Call(cst.Name(factory)) if id(original) in per_task else updated
-
-        def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-            return _lambda(original, factory, config) if id(original) in wrapped else updated
-
-        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-            if original is not stmt or not new_factory:
-                return updated
-            top = binding.function is None
-            fn = _factory_def(factory, value, getattr(small, "annotation", None), updated, first=not top)
+        def factory_def(updated: cst.SimpleStatementLine) -> cst.BaseStatement | cst.FlattenSentinel:
+            fn: cst.BaseStatement = _factory_def(factory, bound_value, annotation, updated, first=not top)
             if not top:
                 fn = fn.with_changes(leading_lines=updated.leading_lines)
             if not remaining:
                 return fn
-            rebind = cst.parse_statement(f"{name} = {factory}(){config.default_newline}", config=config)
+            rebind: cst.BaseStatement = cst.parse_statement(
+                f"{name} = {factory}(){module.default_newline}", config=config
+            )
             if top:
                 rebind = _blank_lines_before(rebind, 2)
             return cst.FlattenSentinel([fn, rebind])
 
-    new = module.visit(Transformer())
-    count = len(per_task) + len(wrapped)
-    return (module, new), (
+        replacements.append(update(stmt, factory_def))
+    return FixProposal(
         f"Give each task its own `{name}`: `{factory}()` at {count} run(s) in this file"
-        + ("" if new_factory else " (the existing factory)")
+        + ("" if new_factory else " (the existing factory)"),
+        tuple(replacements),
     )
 
 
-def _lambda(ref: cst.CSTNode, factory: str, config) -> cst.BaseExpression:
+def _lambda(ref: cst.CSTNode, factory: str, config: cst.PartialParserConfig) -> cst.BaseExpression:
     """``agent.chat`` → ``lambda *args, **kwargs: make_agent().chat(*args, **kwargs)``."""
     target = f"{factory}().{ref.attr.value}" if isinstance(ref, cst.Attribute) else f"{factory}()"
     return cst.parse_expression(f"lambda *args, **kwargs: {target}(*args, **kwargs)", config=config)
 
 
 def _taken(model: Model, name: str) -> bool:
-    return (
-        name in model.imports
-        or name in model.classes
-        or any(b.target == name for b in model.bindings)
-        or any(f.name == name for f in model.functions)
-    )
+    return name in bound_names(model)
 
 
-def _run_refs(model: Model, node, name: str, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:
+def _run_refs(model: Model, node: cst.CSTNode, name: str, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:
     """The Name nodes (reads of the agent) that one run of the fan-out goes through."""
     if isinstance(node, cst.Call):
         head = node.func.value if isinstance(node.func, cst.Attribute) else node.func
@@ -165,11 +162,13 @@ def _run_refs(model: Model, node, name: str, accesses: dict[int, cst.CSTNode]) -
     return None
 
 
-def _helper_refs(helper, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:
+def _helper_refs(helper: Function, accesses: dict[int, cst.CSTNode]) -> list[cst.CSTNode] | None:
     """Reads of the agent inside a module-local helper that a task runs."""
-    found = []
+    found: list[cst.CSTNode] = []
     for call in helper.calls:
         node = call.node
+        if not isinstance(node, cst.Call):
+            continue
         head = node.func.value if isinstance(node.func, cst.Attribute) else node.func
         if isinstance(head, cst.Name) and id(head) in accesses:
             found.append(head)

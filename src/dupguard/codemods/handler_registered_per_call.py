@@ -24,16 +24,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..fixes import FixProposal, replace, update
 from ..semantic.nodes import contains
 from ._command import RuleCodemod
-from ._common import Replacement, add_imports, module_of, statement_expression
+from ._common import add_imports, bound_names, statement_expression
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
-    from ..semantic.model import Model
+    from ..fixes import FixContext
+    from ..semantic.model import Function, Model
     from ..semantic.registrations import PerCallRegistration
-
-Result = tuple[Replacement | None, str]
 
 
 def _names(node: cst.CSTNode) -> set[str]:
@@ -55,16 +54,22 @@ def _names(node: cst.CSTNode) -> set[str]:
     return found
 
 
-def fix(model: Model, ctx: RuleContext, found: PerCallRegistration) -> Result:
-    module = module_of(ctx)
+def fix(ctx: FixContext, found: PerCallRegistration) -> FixProposal:
+    model = ctx.model
     call = found.site.call
     fn = call.function
     if fn is None:
-        return None, "only a registration inside a function is rewritten"
-    small = statement_expression(call.statement, call.node)
-    if small is None or call.outer or len(call.statement.body) != 1 or not isinstance(small.value, cst.Call):  # type: ignore[attr-defined]
-        return None, f"the `{call.func}(...)` result is used, so the call cannot be rewritten"
+        return FixProposal.refuse("only a registration inside a function is rewritten")
     node = call.node
+    small = statement_expression(call.statement, node)
+    if (
+        small is None
+        or call.outer
+        or not isinstance(call.statement, cst.SimpleStatementLine)
+        or len(call.statement.body) != 1
+        or not isinstance(node, cst.Call)
+    ):
+        return FixProposal.refuse(f"the `{call.func}(...)` result is used, so the call cannot be rewritten")
     args = node.args
     if (
         found.target
@@ -74,22 +79,18 @@ def fix(model: Model, ctx: RuleContext, found: PerCallRegistration) -> Result:
         and not args[0].star
         and _free_name("register_once", model)
     ):
-        return _register_once(module, node, found.site.method)
-    return _once_counter(model, ctx, module, found, fn)
+        return _register_once(ctx, node, found.site.method)
+    return _once_counter(ctx, found, fn, call.statement)
 
 
 def _free_name(name: str, model: Model) -> bool:
     qualified = model.imports.get(name)
     if qualified is not None:
         return qualified in ("dupguard.runtime.register_once", "dupguard.runtime.tools.register_once")
-    return (
-        name not in model.classes
-        and not any(b.target == name for b in model.bindings)
-        and not any(f.name == name for f in model.functions)
-    )
+    return name not in bound_names(model)
 
 
-def _register_once(module: cst.Module, node: cst.Call, method: str) -> Result:
+def _register_once(ctx: FixContext, node: cst.Call, method: str) -> FixProposal:
     assert isinstance(node.func, cst.Attribute)
     target = node.func.value
     handler = node.args[0].value
@@ -107,70 +108,69 @@ def _register_once(module: cst.Module, node: cst.Call, method: str) -> Result:
         lpar=node.lpar,
         rpar=node.rpar,
     )
-    new = add_imports(module.deep_replace(node, new_call), [("dupguard.runtime", "register_once")])  # type: ignore[arg-type]
-    text = f"{module.code_for_node(target)}.{method}(...)"
-    return (module, new), f"Register once: `register_once(...)` instead of `{text}` on every call"
+    text = f"{ctx.module.code_for_node(target)}.{method}(...)"
+    return FixProposal(
+        f"Register once: `register_once(...)` instead of `{text}` on every call",
+        (replace(node, new_call), *add_imports(ctx, [("dupguard.runtime", "register_once")])),
+    )
 
 
-def _once_counter(model: Model, ctx: RuleContext, module: cst.Module, found: PerCallRegistration, fn) -> Result:
+def _once_counter(
+    ctx: FixContext, found: PerCallRegistration, fn: Function, statement: cst.SimpleStatementLine
+) -> FixProposal:
+    model, module = ctx.model, ctx.module
     call = found.site.call
-    statement = call.statement
     top_fn = fn
     while top_fn.parent is not None:
         top_fn = top_fn.parent
-    top = next((s for s in module.body if s is top_fn.node), None)
+    top: cst.FunctionDef | cst.ClassDef | None = None
+    for stmt in module.body:
+        if stmt is top_fn.node:
+            top = top_fn.node
+            break
     if top is None and top_fn.class_name is not None:
-        top = next(
-            (
-                s
-                for s in module.body
-                if isinstance(s, cst.ClassDef) and s.name.value == top_fn.class_name and contains(s, top_fn.node)
-            ),
-            None,
-        )
+        for stmt in module.body:
+            if isinstance(stmt, cst.ClassDef) and stmt.name.value == top_fn.class_name and contains(stmt, top_fn.node):
+                top = stmt
+                break
     if top is None:
-        return None, f"`{fn.name}()` is not defined at the top level of the module"
+        return FixProposal.refuse(f"`{fn.name}()` is not defined at the top level of the module")
     what = (call.method or (call.func or "register").rsplit(".", 1)[-1]).lstrip("_")
     flag = f"_{fn.name.lstrip('_')}_{what}_once"
-    module_names = (
-        set(model.imports) | set(model.classes) | {b.target for b in model.bindings} | {f.name for f in model.functions}
-    )
-    if flag in module_names or not flag.isidentifier():
-        return None, f"the flag name `{flag}` is already used in this module"
+    if flag in bound_names(model) or not flag.isidentifier():
+        return FixProposal.refuse(f"the flag name `{flag}` is already used in this module")
     per_call = sorted(_names(call.node) & (set(fn.params) | fn.local_names))
     config = module.config_for_parsing
     nl = config.default_newline
     guard = cst.ensure_type(cst.parse_statement(f"if next({flag}) == 0:{nl}    pass{nl}", config=config), cst.If)
-    inner = statement.with_changes(leading_lines=[])  # type: ignore[attr-defined]
-    wrapped = guard.with_changes(body=guard.body.with_changes(body=[inner]), leading_lines=statement.leading_lines)  # type: ignore[attr-defined]
-    counter = cst.parse_statement(f"{flag} = itertools.count()  # dupguard: register once{nl}", config=config)
+    inner = statement.with_changes(leading_lines=[])
+    wrapped = guard.with_changes(body=guard.body.with_changes(body=[inner]), leading_lines=statement.leading_lines)
+    counter = cst.ensure_type(
+        cst.parse_statement(f"{flag} = itertools.count()  # dupguard: register once{nl}", config=config),
+        cst.SimpleStatementLine,
+    )
 
-    class Transformer(cst.CSTTransformer):
-        def leave_SimpleStatementLine(
-            self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
-        ) -> cst.BaseStatement:
-            return wrapped if original is statement else updated
+    def after_counter(old_top: cst.FunctionDef | cst.ClassDef) -> cst.FlattenSentinel[cst.BaseStatement]:
+        """The counter goes above the top-level definition, taking its blank lines; the
+        definition gets two blank lines after it (PEP 8), its comments stay with it."""
+        lines = list(old_top.leading_lines)
+        blanks = []
+        while lines and lines[0].comment is None:
+            blanks.append(lines.pop(0))
+        blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
+        return cst.FlattenSentinel(
+            [counter.with_changes(leading_lines=blanks), old_top.with_changes(leading_lines=[blank, blank, *lines])]
+        )
 
-        def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-            body = list(updated.body)
-            index = next(i for i, s in enumerate(original.body) if s is top)
-            old_top = body[index]
-            lines = list(old_top.leading_lines)
-            blanks = []
-            while lines and lines[0].comment is None:
-                blanks.append(lines.pop(0))
-            blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
-            body[index] = old_top.with_changes(leading_lines=[blank, blank, *lines])
-            body.insert(index, counter.with_changes(leading_lines=blanks))
-            return updated.with_changes(body=body)
-
-    new = add_imports(module.visit(Transformer()), [("itertools", None)])
     text = f"{call.func}(...)"
     caveat = ""
     if per_call:
         values = ", ".join(f"`{n}`" for n in per_call)
         caveat = f"; it is built from per-call values ({values}): only the first call's registration is kept"
-    return (module, new), f"Register once: run `{text}` on the first call only (`{flag}`){caveat}"
+    return FixProposal(
+        f"Register once: run `{text}` on the first call only (`{flag}`){caveat}",
+        (replace(statement, wrapped), update(top, after_counter), *add_imports(ctx, [("itertools", None)])),
+    )
 
 
 class FixHandlerRegisteredPerCall(RuleCodemod):

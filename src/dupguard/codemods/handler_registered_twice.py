@@ -9,20 +9,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import libcst as cst
+
+from ..fixes import FixProposal
 from ._command import RuleCodemod
-from ._common import Replacement, module_of, remove_statement, statement_expression
+from ._common import remove_statement, statement_expression
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
+    from ..fixes import FixContext
     from ..semantic.model import Call
 
 
-def fix(ctx: RuleContext, call: Call, handler: str) -> tuple[Replacement | None, str]:
+def fix(ctx: FixContext, call: Call, handler: str) -> FixProposal:
     small = statement_expression(call.statement, call.node)
-    if small is None or call.outer:
-        return None, f"the `{call.func}(...)` result is used, so the call cannot be removed"
-    replacement, reason = remove_statement(module_of(ctx), call.statement, small)  # type: ignore[arg-type]
-    return replacement, f"Remove the repeated `{call.method}({handler})`" if replacement is not None else reason
+    if small is None or call.outer or not isinstance(call.statement, cst.SimpleStatementLine):
+        return FixProposal.refuse(f"the `{call.func}(...)` result is used, so the call cannot be removed")
+    removal = remove_statement(ctx, call.statement, small)
+    if isinstance(removal, str):
+        return FixProposal.refuse(removal)
+    return FixProposal(f"Remove the repeated `{call.method}({handler})`", removal)
 
 
 class FixHandlerRegisteredTwice(RuleCodemod):

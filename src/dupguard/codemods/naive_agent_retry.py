@@ -39,15 +39,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..fixes import FixProposal, insert_after, insert_before, replace, update
+from ..semantic.model import analysis
 from ._command import RuleCodemod
-from ._common import Replacement, add_imports, module_of
+from ._common import add_imports, bound_names
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
-    from ..semantic.model import Model
+    from ..fixes import FixContext
+    from ..semantic.model import Call, Function, Model
     from ..semantic.retries import Retry
-
-Result = tuple[Replacement | None, str]
 KEY_PARAMS = (
     "request_id",
     "idempotency_key",
@@ -63,35 +63,35 @@ PER_TURN_PARAMS = ("tool_call_id", "call_id", "tool_use_id", "invocation_id", "f
 IDEMPOTENCY = ("dupguard.runtime.Idempotency", "dupguard.runtime.idempotency.Idempotency")
 
 
-def fix(model: Model, ctx: RuleContext, retry: Retry) -> Result:
-    module = module_of(ctx)
+def fix(ctx: FixContext, retry: Retry) -> FixProposal:
+    model = ctx.model
     call = retry.run.call
     fn = call.function
     if retry.shape == "decorator":
         fn = _decorated(model, retry.node) or fn
     if fn is None:
-        return None, "the retried run is not inside a function"
+        return FixProposal.refuse("the retried run is not inside a function")
     key = next((p for p in KEY_PARAMS if p in fn.params), None)
     per_turn = next((p for p in PER_TURN_PARAMS if p in fn.params), None)
     if key is None and per_turn is not None:
-        return None, (
+        return FixProposal.refuse(
             f"`{per_turn}` is minted per model response: a retried or re-planned turn comes back under a "
             f"new one and would run again (DUP506); give `{fn.name}()` the request or turn id and key the "
             "run by it"
         )
     if key is None:
-        return None, (
+        return FixProposal.refuse(
             f"no request id in scope: `{fn.name}()` has no parameter such as `request_id` or "
             "`idempotency_key` to key the run with (choose one and use `Idempotency`)"
         )
     if retry.shape == "decorator":
-        return _decorate(model, module, fn, retry, key)
+        return _decorate(ctx, fn, retry, key)
     if _may_be_none(fn, key):
-        return None, (
+        return FixProposal.refuse(
             f"`{key}` may be None: requests without an id would share one key and replay each "
             "other's result; make it required or key the run by hand"
         )
-    return _wrap_loop_run(model, module, fn, call, f'f"{{__name__}}.{fn.qualname}:{{{key}}}"', key)
+    return _wrap_loop_run(ctx, call, f'f"{{__name__}}.{fn.qualname}:{{{key}}}"', key)
 
 
 def _may_be_none(fn, key: str) -> bool:
@@ -110,21 +110,27 @@ def _may_be_none(fn, key: str) -> bool:
     return "None" in code.split("|")
 
 
-def _decorated(model: Model, node: cst.CSTNode):
+def _decorated(model: Model, node: cst.CSTNode) -> Function | None:
+    """The function ``node`` (a decorator record's node, or the ``Decorator`` holding it) decorates."""
+    index = _decorator_index(model)
+    return index.get(id(node)) or index.get(id(getattr(node, "decorator", None)))
+
+
+@analysis
+def _decorator_index(model: Model) -> dict[int, Function]:
+    """id(decorator record's node) → the function it decorates (the first, in source order)."""
+    out: dict[int, Function] = {}
     for fn in model.functions:
-        if any(d.node is node or d.node is getattr(node, "decorator", None) for d in fn.decorators):
-            return fn
-    return None
+        for d in fn.decorators:
+            if d.node is not None:
+                out.setdefault(id(d.node), fn)
+    return out
 
 
 def _free(model: Model, name: str, qualified: tuple[str, ...]) -> bool:
     if name in model.imports:
         return model.imports[name] in qualified
-    return (
-        name not in model.classes
-        and not any(b.target == name for b in model.bindings)
-        and not any(f.name == name for f in model.functions)
-    )
+    return name not in bound_names(model)
 
 
 JSON_TYPES = ("str", "int", "float", "bool", "dict", "list")
@@ -145,7 +151,7 @@ def _returns_json(fn) -> bool:
     return isinstance(head, cst.Name) and head.value in JSON_TYPES
 
 
-def _json_run(model: Model, call) -> tuple[object, str] | None:
+def _json_run(model: Model, call: Call) -> tuple[cst.BaseExpression, str] | None:
     """(node to wrap, ``run``/``arun``) when the retried call's result can be replayed:
     ``str(run(...))``, a call to a module-local function annotated ``-> str``/``-> dict``…,
     or an awaited call to such an ``async def``."""
@@ -156,16 +162,18 @@ def _json_run(model: Model, call) -> tuple[object, str] | None:
         and outer.func == "str"
         and len(outer.args) == 1
         and outer.args[0].node is call.node
+        and isinstance(outer.node, cst.BaseExpression)
     ):
         return outer.node, "run"
     helper = model.called_function(call)
-    if helper is None or helper is call.function or not _returns_json(helper):
+    if helper is None or helper is call.function or not _returns_json(helper) or not isinstance(call.node, cst.Call):
         return None
     if helper.is_async:
         return (call.node, "arun") if call.awaited else None
     return None if call.awaited else (call.node, "run")
 
 
+@analysis
 def _store_bound(model: Model) -> bool | None:
     """True when the module already binds ``_idempotency = Idempotency(...)`` (an earlier fix),
     False when the name is free, None when it is used for something else."""
@@ -176,7 +184,8 @@ def _store_bound(model: Model) -> bool | None:
     return False if _free(model, "_idempotency", ()) else None
 
 
-def _wrap_loop_run(model: Model, module: cst.Module, fn, call, key_expr: str, key: str) -> Result:
+def _wrap_loop_run(ctx: FixContext, call: Call, key_expr: str, key: str) -> FixProposal:
+    model, module = ctx.model, ctx.module
     # the replayed result must survive JSON
     found = _json_run(model, call)
     if found is None:
@@ -185,12 +194,12 @@ def _wrap_loop_run(model: Model, module: cst.Module, fn, call, key_expr: str, ke
             if call.awaited
             else (f"retry `str({call.func}(...))`, or move the run into a function")
         )
-        return None, NOT_JSON_LOOP.format(run=f"{call.func}(...)", advice=advice)
+        return FixProposal.refuse(NOT_JSON_LOOP.format(run=f"{call.func}(...)", advice=advice))
     node, method = found
     run_text = f"{call.func}(...)"
     bound = _store_bound(model)
     if not _free(model, "Idempotency", IDEMPOTENCY) or bound is None:
-        return None, "the names `Idempotency` / `_idempotency` are already used in this module"
+        return FixProposal.refuse("the names `Idempotency` / `_idempotency` are already used in this module")
     config = module.config_for_parsing
     template = cst.parse_expression(f"_idempotency.{method}({key_expr}, lambda: _RUN_)", config=config)
 
@@ -199,27 +208,23 @@ def _wrap_loop_run(model: Model, module: cst.Module, fn, call, key_expr: str, ke
             return node if original.value == "_RUN_" else updated
 
     wrapped = template.visit(Fill())
-    store = cst.parse_statement(
-        f'_idempotency = Idempotency(on_in_progress="wait"){config.default_newline}', config=config
-    )
-
-    class Transformer(cst.CSTTransformer):
-        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-            return wrapped if original is node else updated
-
-        def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-            if bound:
-                return updated
-            body = list(updated.body)
-            index = _after_imports(original)
-            blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
-            body.insert(index, store.with_changes(leading_lines=[blank]))
-            return updated.with_changes(body=body)
-
-    new = add_imports(module.visit(Transformer()), [("dupguard.runtime", "Idempotency")])
-    return (module, new), (
+    replacements = [replace(node, wrapped)]
+    if not bound:
+        store = cst.parse_statement(
+            f'_idempotency = Idempotency(on_in_progress="wait"){module.default_newline}', config=config
+        )
+        blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
+        store = store.with_changes(leading_lines=[blank])
+        index = _after_imports(module)
+        if index < len(module.body):
+            replacements.append(insert_before(module.body[index], store))
+        else:
+            replacements.append(insert_after(module.body[-1], store))
+    return FixProposal(
         f"Run `{run_text}` once per `{key}`: `_idempotency.{method}(...)` "
-        "replays the first result to later attempts and duplicate requests"
+        "replays the first result to later attempts and duplicate requests",
+        # the import first: when both go after the last statement, it comes before the store
+        (*add_imports(ctx, [("dupguard.runtime", "Idempotency")]), *replacements),
     )
 
 
@@ -238,15 +243,16 @@ def _after_imports(module: cst.Module) -> int:
     return index
 
 
-def _decorate(model: Model, module: cst.Module, fn, retry: Retry, key: str) -> Result:
+def _decorate(ctx: FixContext, fn: Function, retry: Retry, key: str) -> FixProposal:
+    model, module = ctx.model, ctx.module
     if not _free(model, "idempotent", ("dupguard.runtime.idempotent", "dupguard.runtime.idempotency.idempotent")):
-        return None, "the name `idempotent` is already used in this module"
+        return FixProposal.refuse("the name `idempotent` is already used in this module")
     node = fn.node
     if not _returns_json(fn):
-        return None, NOT_JSON.format(run=f"{fn.name}(...)") + " (annotate it `-> str`, `-> dict`...)"
+        return FixProposal.refuse(NOT_JSON.format(run=f"{fn.name}(...)") + " (annotate it `-> str`, `-> dict`...)")
     params = node.params
     if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:  # a bare ``*`` is fine
-        return None, f"`{fn.name}()` takes *args/**kwargs; write the key function by hand"
+        return FixProposal.refuse(f"`{fn.name}()` takes *args/**kwargs; write the key function by hand")
 
     def param(p: cst.Param) -> str:
         # the key function is called with the call's arguments: a parameter with a default may
@@ -268,22 +274,21 @@ def _decorate(model: Model, module: cst.Module, fn, retry: Retry, key: str) -> R
             config=module.config_for_parsing,
         )
     )
+    at = next(i for i, d in enumerate(node.decorators) if d is retry.node or d.decorator is retry.node)
 
-    class Transformer(cst.CSTTransformer):
-        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-            if original is not node:
-                return updated
-            decorators = list(updated.decorators)
-            at = next(i for i, d in enumerate(original.decorators) if d is retry.node or d.decorator is retry.node)
-            moved = decorators[at]
-            decorators[at : at + 1] = [
-                decorator.with_changes(leading_lines=moved.leading_lines),
-                moved.with_changes(leading_lines=[]),
-            ]
-            return updated.with_changes(decorators=decorators)
+    def decorated(updated: cst.FunctionDef) -> cst.FunctionDef:
+        decorators = list(updated.decorators)
+        moved = decorators[at]
+        decorators[at : at + 1] = [
+            decorator.with_changes(leading_lines=moved.leading_lines),
+            moved.with_changes(leading_lines=[]),
+        ]
+        return updated.with_changes(decorators=decorators)
 
-    new = add_imports(module.visit(Transformer()), [("dupguard.runtime", "idempotent")])
-    return (module, new), f"Key `{fn.name}()` by `{key}`: `@idempotent(...)` replays the result to retried calls"
+    return FixProposal(
+        f"Key `{fn.name}()` by `{key}`: `@idempotent(...)` replays the result to retried calls",
+        (update(node, decorated), *add_imports(ctx, [("dupguard.runtime", "idempotent")])),
+    )
 
 
 class FixNaiveAgentRetry(RuleCodemod):

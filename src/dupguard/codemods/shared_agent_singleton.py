@@ -26,98 +26,115 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..fixes import FixProposal, Replacement, insert_after, insert_before, remove, replace, update
+from ..semantic.model import analysis
 from ._command import RuleCodemod
-from ._common import Replacement, _is_import_line, add_imports, module_of
+from ._common import _is_import_line, add_imports
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
-    from ..semantic.model import Model
+    from ..fixes import FixContext
+    from ..semantic.model import Binding, Function, Model
     from ..semantic.shared import Shared
 
 SESSION_PARAMS = ("session_id", "thread_id", "conversation_id", "chat_id")
 UNCACHE = ("functools.lru_cache", "functools.cache")
 
-Result = tuple[Replacement | None, str]
 
-
-def fix(model: Model, ctx: RuleContext, shared: Shared) -> Result:
-    module = module_of(ctx)
+def fix(ctx: FixContext, shared: Shared) -> FixProposal:
+    model = ctx.model
     if model.is_streamlit:
-        return None, "Streamlit shares cached resources between sessions; keep one per session in `st.session_state`"
+        return FixProposal.refuse(
+            "Streamlit shares cached resources between sessions; keep one per session in `st.session_state`"
+        )
     if shared.factory is not None:
-        return _uncache(model, module, shared)
+        return _uncache(ctx, shared.factory)
     binding = shared.binding
     if binding is None or shared.owner_class is not None:
-        return None, "only a module-level name or a cached factory is rewritten automatically"
+        return FixProposal.refuse("only a module-level name or a cached factory is rewritten automatically")
     if binding.scope != "module" or binding.function is not None:
         where = "the class" if binding.scope == "class" else "the application state"
-        return None, f"an object held on {where} is not rewritten automatically; build it per request"
+        return FixProposal.refuse(f"an object held on {where} is not rewritten automatically; build it per request")
     if "." in binding.target:
-        return None, f"`{binding.target}` is an attribute; only a plain module-level name is rewritten"
-    return _module_name(model, ctx, module, shared)
+        return FixProposal.refuse(f"`{binding.target}` is an attribute; only a plain module-level name is rewritten")
+    return _module_name(ctx, shared, binding)
 
 
 # ----------------------------------------------------------------------------- cached factory
 
 
-def _uncache(model: Model, module: cst.Module, shared: Shared) -> Result:
-    fn = shared.factory
-    assert fn is not None
+def _uncache(ctx: FixContext, fn: Function) -> FixProposal:
+    module = ctx.module
     decorators = [d for d in fn.decorators if d.callee in UNCACHE]
     if not decorators:
         names = ", ".join(d.dotted or "?" for d in fn.decorators)
-        return None, f"the cache decorator ({names}) is not one dupguard removes automatically"
+        return FixProposal.refuse(f"the cache decorator ({names}) is not one dupguard removes automatically")
     drop = {id(d.node) for d in decorators}
     node = fn.node
 
-    unused = _imports_only_used_by(module, model, [d.node for d in decorators])
+    def undecorated(updated: cst.FunctionDef) -> cst.FunctionDef:
+        # comments between decorators move to the next kept decorator (or the ``def``)
+        carry: list[cst.EmptyLine] = []
+        kept = []
+        for before, dec in zip(node.decorators, updated.decorators):
+            if id(before.decorator) in drop:  # updated nodes are copies: match the originals
+                carry.extend(dec.leading_lines)
+            else:
+                kept.append(dec.with_changes(leading_lines=[*carry, *dec.leading_lines]))
+                carry = []
+        return updated.with_changes(decorators=kept, lines_after_decorators=[*carry, *updated.lines_after_decorators])
 
-    class DropImports(cst.CSTTransformer):
-        """Remove the cache decorator's import when nothing else uses it."""
+    replacements: list[Replacement] = [update(node, undecorated)]
+    # the cache decorator's import goes too when nothing else uses it
+    unused = _imports_only_used_by(ctx, [d.node for d in decorators if d.node is not None])
+    lines: list[cst.SimpleStatementLine] = []
+    for statement in unused.values():
+        line = ctx.parent(statement)
+        if isinstance(line, cst.SimpleStatementLine) and all(line is not seen for seen in lines):
+            lines.append(line)
+    removed: set[int] = set()
+    for line in lines:
+        if len(line.body) != 1 or not isinstance(line.body[0], (cst.Import, cst.ImportFrom)):
+            continue
+        statement = line.body[0]
+        if isinstance(statement.names, cst.ImportStar):
+            continue
+        aliases = [alias for alias in statement.names if id(alias) not in unused]
+        if len(aliases) == len(statement.names):
+            continue
+        if not aliases:
+            replacements.append(remove(line))
+            removed.add(id(line))
+            continue
+        if isinstance(statement, cst.ImportFrom) and statement.lpar is not None:
+            continue  # a parenthesised import: leave its layout alone
+        aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        replacements.append(replace(line, line.with_changes(body=[statement.with_changes(names=aliases)])))
+    body = module.body
+    if (
+        len(body) > 1
+        and id(body[0]) in removed
+        and _is_import_line(body[0])
+        and all(r.node is not body[1] for r in replacements)
+        and ctx.top_index(node) != 1
+    ):
+        # the removed import opened the file: do not leave it starting with blank lines
+        kept_lines = list(body[1].leading_lines)
+        while kept_lines and kept_lines[0].comment is None:
+            kept_lines.pop(0)
+        replacements.append(update(body[1], lambda first: first.with_changes(leading_lines=kept_lines)))
+    return FixProposal(
+        f"Remove `@{decorators[0].dotted}` from `{fn.name}()`: a new agent per call", tuple(replacements)
+    )
 
-        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-            if len(original.body) != 1 or not isinstance(original.body[0], (cst.Import, cst.ImportFrom)):
-                return updated
-            statement = original.body[0]
-            if isinstance(statement.names, cst.ImportStar):
-                return updated
-            names = [alias for alias in statement.names if id(alias) not in unused]
-            if len(names) == len(statement.names):
-                return updated
-            if not names:
-                return cst.RemoveFromParent()
-            if isinstance(statement, cst.ImportFrom) and statement.lpar is not None:
-                return updated  # a parenthesised import: leave its layout alone
-            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            return updated.with_changes(body=[updated.body[0].with_changes(names=names)])
 
-    class Transformer(DropImports):
-        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-            if original is not node:
-                return updated
-            # comments between decorators move to the next kept decorator (or the ``def``)
-            carry: list[cst.EmptyLine] = []
-            kept = []
-            for before, dec in zip(original.decorators, updated.decorators):
-                if id(before.decorator) in drop:  # updated nodes are copies: match the originals
-                    carry.extend(dec.leading_lines)
-                else:
-                    kept.append(dec.with_changes(leading_lines=[*carry, *dec.leading_lines]))
-                    carry = []
-            return updated.with_changes(
-                decorators=kept, lines_after_decorators=[*carry, *updated.lines_after_decorators]
-            )
-
-    new = _no_leading_blank_lines(module, module.visit(Transformer()))
-    return (module, new), f"Remove `@{decorators[0].dotted}` from `{fn.name}()`: a new agent per call"
-
-
-def _imports_only_used_by(module: cst.Module, model: Model, nodes: list) -> set[int]:
-    """ids of the import aliases whose names are read only inside ``nodes``."""
+def _imports_only_used_by(ctx: FixContext, nodes: list[cst.CSTNode]) -> dict[int, cst.Import | cst.ImportFrom]:
+    """id(import alias) → its import statement, for the aliases whose names are read only
+    inside ``nodes``."""
+    module, model = ctx.module, ctx.model
     inside: set[int] = set()
 
     class Collect(cst.CSTVisitor):
@@ -125,18 +142,13 @@ def _imports_only_used_by(module: cst.Module, model: Model, nodes: list) -> set[
             inside.add(id(n))
 
     for node in nodes:
-        if node is not None:
-            node.visit(Collect())
-    scopes = _scopes(module)
-    global_scope = (
-        scopes.get(module.body[0].body[0])
-        if module.body and isinstance(module.body[0], cst.SimpleStatementLine)
-        else None
-    )
+        node.visit(Collect())
+    first = module.body[0] if module.body else None
+    global_scope = ctx.scope(first.body[0]) if isinstance(first, cst.SimpleStatementLine) else None
     if global_scope is None:
-        return set()
-    out: set[int] = set()
-    for name in {n for n in model.imports}:
+        return {}
+    out: dict[int, cst.Import | cst.ImportFrom] = {}
+    for name in set(model.imports):
         assignments = list(global_scope.assignments[name]) if name in global_scope else []
         if len(assignments) != 1 or not hasattr(assignments[0], "node"):
             continue
@@ -151,24 +163,8 @@ def _imports_only_used_by(module: cst.Module, model: Model, nodes: list) -> set[
                         else (alias.evaluated_name.split(".")[0])
                     )
                     if local == name:
-                        out.add(id(alias))
+                        out[id(alias)] = statement
     return out
-
-
-def _no_leading_blank_lines(module: cst.Module, new: cst.Module) -> cst.Module:
-    """When the removed import opened the file, do not leave it starting with blank lines."""
-    if (
-        new.body
-        and len(new.body) < len(module.body)
-        and _is_import_line(module.body[0])
-        and new.body[0].deep_equals(module.body[1])
-    ):
-        first = new.body[0]
-        lines = list(first.leading_lines)
-        while lines and lines[0].comment is None:
-            lines.pop(0)
-        new = new.with_changes(body=[first.with_changes(leading_lines=lines), *new.body[1:]])
-    return new
 
 
 # ----------------------------------------------------------------------------- module-level name
@@ -183,25 +179,20 @@ class _Member:
     small: cst.Assign | cst.AnnAssign
     annotation: cst.Annotation | None
     factory: str = ""
-    functions: dict = field(default_factory=dict)  # id(FunctionDef) → FunctionDef that reads it
-    value_refs: set = field(default_factory=set)  # ids of Name nodes in other members' values
-    # ids of Name nodes that are the whole body of a one-parameter lambda (a session-history
-    # getter, ``lambda session_id: history``) → that parameter
-    getters: dict = field(default_factory=dict)
+    functions: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id → a function that reads it
+    value_refs: list[cst.CSTNode] = field(default_factory=list)  # its reads in other members' values
+    # reads that are the whole body of a one-parameter lambda (a session-history getter,
+    # ``lambda session_id: history``), with that parameter
+    getters: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
 
 
-def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Shared) -> Result:
-    """Factory (or session registry) for a module-level name, together with the stateful
-    module-level objects it is built from or that are built from it: ``memory = Memory()`` +
-    ``agent = Agent(memory=memory)`` become ``make_memory()`` and ``make_agent()``, the latter
-    calling the former, so a fresh agent never shares the old memory."""
-    from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope
-
+@analysis
+def _candidates(model: Model) -> dict[str, Shared]:
+    """The stateful objects bound to a plain name at module level, by name: those a factory can
+    replace (computed once per model, for every finding)."""
     from ..semantic.shared import shared_objects
 
-    binding = shared.binding
-    assert binding is not None
-    candidates = {
+    return {
         s.binding.target: s
         for s in shared_objects(model)
         if s.binding is not None
@@ -211,8 +202,19 @@ def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Sha
         and s.owner_class is None
         and "." not in s.binding.target
     }
+
+
+def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixProposal:
+    """Factory (or session registry) for a module-level name, together with the stateful
+    module-level objects it is built from or that are built from it: ``memory = Memory()`` +
+    ``agent = Agent(memory=memory)`` become ``make_memory()`` and ``make_agent()``, the latter
+    calling the former, so a fresh agent never shares the old memory."""
+    from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope
+
+    model, module = ctx.model, ctx.module
+    candidates = dict(_candidates(model))
     candidates.setdefault(binding.target, shared)
-    scopes = _scopes(module)
+    scopes = ctx.scopes
 
     def span(node: cst.CSTNode) -> tuple[int, int, int, int]:
         return ctx.positions.range(node)
@@ -222,7 +224,6 @@ def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Sha
         return (o[0], o[1]) <= (r[0], r[1]) and (r[2], r[3]) <= (o[2], o[3])
 
     group: dict[str, _Member] = {}
-    assignments: dict[str, object] = {}
     work = [binding.target]
     global_scope = None
     while work:
@@ -230,19 +231,18 @@ def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Sha
         if name in group:
             continue
         if len(group) >= 8:
-            return None, f"`{binding.target}` is tied to too many other shared objects"
+            return FixProposal.refuse(f"`{binding.target}` is tied to too many other shared objects")
         member = _member(name, candidates[name].binding, module)
         if isinstance(member, str):
-            return None, member
+            return FixProposal.refuse(member)
         global_scope = scopes.get(member.small)
         if not isinstance(global_scope, GlobalScope):
-            return None, f"`{name}` is not bound at module level"
+            return FixProposal.refuse(f"`{name}` is not bound at module level")
         bound = list(global_scope.assignments[name])
         if len(bound) != 1:
-            return None, f"`{name}` is bound {len(bound)} times in this module"
+            return FixProposal.refuse(f"`{name}` is bound {len(bound)} times in this module")
         group[name] = member
-        assignments[name] = bound[0]
-        for access in bound[0].references:  # type: ignore[attr-defined]
+        for access in bound[0].references:
             scope = access.scope
             while isinstance(scope, ComprehensionScope):
                 scope = scope.parent
@@ -252,32 +252,38 @@ def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Sha
             elif isinstance(scope, FunctionScope):
                 param = _getter_param(scope.node, access.node)
                 if param is None:
-                    return None, f"`{name}` is read in a lambda{at}"
-                member.getters[id(access.node)] = param
+                    return FixProposal.refuse(f"`{name}` is read in a lambda{at}")
+                member.getters.append((access.node, param))
             elif isinstance(scope, ClassScope):
-                return None, f"`{name}` is read in a class body{at}"
+                return FixProposal.refuse(f"`{name}` is read in a class body{at}")
             else:
                 owner = next(
                     (
                         other
                         for other, s in candidates.items()
-                        if other != name and inside(access.node, s.binding.value)
+                        if other != name
+                        and s.binding is not None
+                        and s.binding.value is not None
+                        and inside(access.node, s.binding.value)
                     ),
                     None,
                 )
                 if owner is None:
-                    return None, f"`{name}` is also read at module level{at}"
-                member.value_refs.add(id(access.node))
+                    return FixProposal.refuse(f"`{name}` is also read at module level{at}")
+                member.value_refs.append(access.node)
                 work.append(owner)
         # what this one is built from: other stateful module-level objects read in its value
+        # (only a name that occurs in the value can be read there: checked first, so that a
+        # module with thousands of agents costs each fix the size of its value)
+        value = member.small.value
+        assert value is not None
+        read_here = _names_in(value)
         for other, s in candidates.items():
-            if other in group or other == name:
+            if other in group or other == name or other not in read_here or s.binding is None:
                 continue
-            value = member.small.value
+            statement = s.binding.statement
             for assignment in (
-                scopes[s.binding.statement.body[0]].assignments[other]
-                if isinstance(s.binding.statement, cst.SimpleStatementLine)
-                else ()
+                scopes[statement.body[0]].assignments[other] if isinstance(statement, cst.SimpleStatementLine) else ()
             ):
                 if any(inside(a.node, value) for a in assignment.references):
                     work.append(other)
@@ -292,113 +298,124 @@ def _module_name(model: Model, ctx: RuleContext, module: cst.Module, shared: Sha
     for key, names in readers.items():
         if len(names) > 1:
             both = " and ".join(f"`{n}`" for n in sorted(names))
-            return None, f"`{functions[key].name.value}()` reads both {both}, which are built from each other"
-    getters = {ref: param for member in group.values() for ref, param in member.getters.items()}
+            return FixProposal.refuse(
+                f"`{functions[key].name.value}()` reads both {both}, which are built from each other"
+            )
+    getters = [getter for member in group.values() for getter in member.getters]
     if not functions and not getters:
-        return None, f"`{binding.target}` is not read by any function"
+        return FixProposal.refuse(f"`{binding.target}` is not read by any function")
     for fn in functions.values():
         if not isinstance(fn.body, cst.IndentedBlock):
-            return None, f"`{fn.name.value}()` is a one-line function"
+            return FixProposal.refuse(f"`{fn.name.value}()` is a one-line function")
 
     fn_scopes = [scopes.get(fn.body.body[0]) for fn in functions.values()]
     session = _session_params(functions.values()) if len(group) == 1 else None
     name = binding.target
     registry = f"{name}_sessions"
-    if session is not None:
-        if _taken(registry, global_scope, fn_scopes) or _taken(
+    if session is not None and (
+        _taken(registry, global_scope, fn_scopes)
+        or _taken(
             "SessionRegistry",
             global_scope,
             fn_scopes,
             allow=("dupguard.runtime.SessionRegistry", "dupguard.runtime.registry.SessionRegistry"),
             model=model,
-        ):
-            session = None
+        )
+    ):
+        session = None
     if getters and session is None:
         # a getter can only look the object up by its session: the registry or nothing
-        return None, f"`{binding.target}` is returned by a session-history lambda; keep one per session in a store"
+        return FixProposal.refuse(
+            f"`{binding.target}` is returned by a session-history lambda; keep one per session in a store"
+        )
     for member in group.values():
         member.factory = f"_make_{member.name.lstrip('_')}" if member.name.startswith("_") else f"make_{member.name}"
         if session is None and _taken(member.factory, global_scope, fn_scopes):
-            return None, f"the factory name `{member.factory}` is already used in this module"
+            return FixProposal.refuse(f"the factory name `{member.factory}` is already used in this module")
 
-    by_stmt = {id(m.stmt): m for m in group.values()}
-    value_refs = {ref: m.factory for m in group.values() for ref in m.value_refs}
-    local_lines = {}
+    config = module.config_for_parsing
+    replacements: list[Replacement] = []
+    # a getter looks the object up by its session; a member's value calls the factory of the
+    # member it was built from
+    getter_ids = {id(ref) for ref, _ in getters}
+    for ref, param in getters:
+        call = cst.Call(cst.Attribute(cst.Name(registry), cst.Name("get")), [cst.Arg(cst.Name(param))])
+        replacements.append(replace(ref, call))
+    for member in group.values():
+        for ref in member.value_refs:
+            if id(ref) not in getter_ids:
+                replacements.append(replace(ref, cst.Call(cst.Name(member.factory))))
+    # one object per call (or per session) at the top of every function that reads it
     for member in group.values():
         for key, fn in member.functions.items():
             if session is None:
-                local_lines[key] = f"{member.name} = {member.factory}()"
+                line = f"{member.name} = {member.factory}()"
             else:
-                local_lines[key] = f"{name} = {name}_sessions.get({session[key]})"
-    others = {id(s.binding.statement) for s in candidates.values()}
-    config = module.config_for_parsing
-
-    class Transformer(cst.CSTTransformer):
-        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-            param = getters.get(id(original))
-            if param is not None:
-                return cst.Call(cst.Attribute(cst.Name(registry), cst.Name("get")), [cst.Arg(cst.Name(param))])
-            factory = value_refs.get(id(original))
-            return cst.Call(cst.Name(factory)) if factory else updated
-
-        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-            line = local_lines.get(id(original))
-            if line is None:
-                return updated
-            body = updated.body
-            assert isinstance(body, cst.IndentedBlock)
-            statements = list(body.body)
-            at = 1 if statements and _is_docstring(statements[0]) else 0
-            statements.insert(at, cst.parse_statement(line + config.default_newline, config=config))
-            return updated.with_changes(body=body.with_changes(body=statements))
-
-        def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-            body = list(updated.body)
-            for index, stmt in enumerate(original.body):
-                member = by_stmt.get(id(stmt))
-                if member is None:
-                    continue
-                old = body[index]
-                assert isinstance(old, cst.SimpleStatementLine)
-                small = old.body[0]
-                assert isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
-                if session is None:
-                    body[index] = _factory_def(member.factory, small.value, member.annotation, old, index == 0)
-                    nxt = index + 1
-                    if nxt < len(body) and id(original.body[nxt]) not in others:
-                        # PEP 8 spacing after the def, unless the next line is another shared
-                        # object (its own fix adds the spacing before it)
-                        body[nxt] = _blank_lines_before(body[nxt], 2)
-                else:
-                    call = cst.Call(
-                        cst.Name("SessionRegistry"),
-                        [cst.Arg(cst.Lambda(cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))],
-                    )
-                    body[index] = old.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(registry))], call)])
-            return updated.with_changes(body=body)
-
-    new = module.visit(Transformer())
+                line = f"{name} = {name}_sessions.get({session[key]})"
+            new_line = cst.parse_statement(line + module.default_newline, config=config)
+            assert isinstance(fn.body, cst.IndentedBlock)
+            statements = fn.body.body
+            first = 1 if statements and _is_docstring(statements[0]) else 0
+            if first < len(statements):
+                replacements.append(insert_before(statements[first], new_line))
+            else:
+                replacements.append(insert_after(statements[first - 1], new_line))
+    # the bindings themselves: a factory (PEP 8 spacing after it, unless the next line is
+    # another shared object, whose own fix adds the spacing before it), or a registry
+    others = {id(s.binding.statement) for s in candidates.values() if s.binding is not None}
+    body = module.body
+    members = {id(m.stmt): m for m in group.values()}
+    for index, stmt in enumerate(body):
+        rebound = members.get(id(stmt))
+        if rebound is None:
+            continue
+        replacements.append(update(stmt, _rebinding(rebound, index == 0, session is not None, registry)))
+        nxt = index + 1
+        if session is None and nxt < len(body) and id(body[nxt]) not in others:
+            replacements.append(update(body[nxt], _spaced))
     where = ", ".join(filter(None, [_names(functions.values()), "its session-history lambda" if getters else ""]))
     if session is not None:
-        new = add_imports(new, [("dupguard.runtime", "SessionRegistry")])
-        return (module, new), (
+        return FixProposal(
             f"Keep one `{name}` per session: `{name}_sessions = SessionRegistry(...)`, "
-            f"`{name}_sessions.get(<session>)` in {where}"
+            f"`{name}_sessions.get(<session>)` in {where}",
+            (*replacements, *add_imports(ctx, [("dupguard.runtime", "SessionRegistry")])),
         )
     made = ", ".join(f"`{m.factory}()`" for m in sorted(group.values(), key=lambda m: m.name))
-    return (module, new), f"Build {_names_of(group)} per call: {made}, called in {where}"
+    return FixProposal(f"Build {_names_of(group)} per call: {made}, called in {where}", tuple(replacements))
 
 
-_SCOPES: list = []
+def _rebinding(member: _Member, first: bool, per_session: bool, registry: str) -> Any:
+    """What ``member``'s binding becomes (from the statement as the fix's other replacements
+    left it: its value may call another member's factory)."""
+
+    def rebind(old: cst.SimpleStatementLine) -> cst.BaseStatement:
+        small = old.body[0]
+        assert isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
+        if not per_session:
+            return _factory_def(member.factory, small.value, member.annotation, old, first)
+        call = cst.Call(
+            cst.Name("SessionRegistry"),
+            [cst.Arg(cst.Lambda(cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))],
+        )
+        return old.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(registry))], call)])
+
+    return rebind
 
 
-def _scopes(module: cst.Module):
-    """ScopeProvider costs several parses: resolve it once per module, for all its findings."""
-    from libcst.metadata import ScopeProvider
+def _spaced(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    return _blank_lines_before(stmt, 2)
 
-    if not _SCOPES or _SCOPES[0] is not module:
-        _SCOPES[:] = [module, cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)]
-    return _SCOPES[1]
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    """Every name read or written anywhere in ``node``."""
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+    node.visit(Names())
+    return found
 
 
 def _names_of(group: dict) -> str:
@@ -423,7 +440,7 @@ def _member(name: str, binding, module: cst.Module) -> _Member | str:
     return _Member(name, stmt, small, annotation)
 
 
-def _line(ctx: RuleContext, node: cst.CSTNode) -> int | str:
+def _line(ctx: FixContext, node: cst.CSTNode) -> int | str:
     try:
         return ctx.line(node)
     except KeyError:  # pragma: no cover - every node of the module has a position

@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..fixes import FixProposal, replace
 from ._command import RuleCodemod
-from ._common import Replacement, module_of, parent_of, statement_expression
+from ._common import statement_expression
 
 if TYPE_CHECKING:
-    from ..rules import RuleContext
+    from ..fixes import FixContext
     from ..semantic.model import Call, Model
-
-Result = tuple[Replacement | None, str]
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
@@ -63,69 +62,59 @@ class _Refs(cst.CSTVisitor):
         return False
 
 
-def fix(model: Model, ctx: RuleContext, call: Call) -> Result:
-    module = module_of(ctx)
+def fix(ctx: FixContext, call: Call) -> FixProposal:
+    model, module = ctx.model, ctx.module
     target = call.receiver
     fn = call.function
     if not target or fn is None:
-        return None, "only a mutation inside a function is rewritten"
+        return FixProposal.refuse("only a mutation inside a function is rewritten")
+    statement = call.statement
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return FixProposal.refuse(f"the `{call.func}(...)` call is part of a larger statement")
+    small: cst.CSTNode | None
     if call.method == "__iadd__":  # ``TOOLS += [extra]``: the record's node is the AugAssign
-        body = getattr(call.statement, "body", ())
-        small = (
-            call.node
-            if isinstance(call.statement, cst.SimpleStatementLine) and len(body) == 1 and body[0] is call.node
-            else None
-        )
+        small = call.node if statement.body[0] is call.node else None
     else:
-        small = statement_expression(call.statement, call.node)
-    if small is None or call.outer or len(call.statement.body) != 1:  # type: ignore[attr-defined]
-        return None, f"the `{call.func}(...)` call is part of a larger statement"
+        small = statement_expression(statement, call.node)
+    if small is None or call.outer:
+        return FixProposal.refuse(f"the `{call.func}(...)` call is part of a larger statement")
     if "." not in target and target in fn.local_names:
-        return None, f"`{target}` is rebound inside `{fn.name}()`"
-    block = parent_of(module, call.statement)
+        return FixProposal.refuse(f"`{target}` is rebound inside `{fn.name}()`")
+    block = ctx.parent(statement)
     if not isinstance(block, cst.IndentedBlock):
-        return None, "the mutation is not in an indented block"
-    index = next(i for i, s in enumerate(block.body) if s is call.statement)
+        return FixProposal.refuse("the mutation is not in an indented block")
+    index = next(i for i, s in enumerate(block.body) if s is statement)
     collector = _Refs(target)
     fn.node.visit(collector)
     later = _Refs(target)
     for stmt in block.body[index + 1 :]:
         stmt.visit(later)
-    replace = {id(r) for r in later.refs}
-    stmt_end = ctx.positions.range(call.statement)[2:]
+    replace_ids = {id(r) for r in later.refs}
+    stmt_end = ctx.positions.range(statement)[2:]
     for ref in collector.refs:
-        if id(ref) in replace:
+        if id(ref) in replace_ids:
             continue
         start = ctx.positions.range(ref)[:2]
         if start > stmt_end:
-            return None, (
+            return FixProposal.refuse(
                 f"`{target}` is read at line {start[0]}, after the mutation but outside its block; "
                 "a per-call copy would not reach it"
             )
     local = _local_name(model, fn, target, collector.names)
     if local is None:
-        return None, "no free local name for the per-call list"
+        return FixProposal.refuse("no free local name for the per-call list")
     value = _new_list(module, call, target)
     if value is None:
-        return None, f"`{call.func}(...)` has arguments this fix does not rewrite"
+        return FixProposal.refuse(f"`{call.func}(...)` has arguments this fix does not rewrite")
     config = module.config_for_parsing
     new_stmt = cst.parse_statement(f"{local} = {value}{config.default_newline}", config=config)
     new_stmt = new_stmt.with_changes(
-        leading_lines=call.statement.leading_lines,  # type: ignore[attr-defined]
-        trailing_whitespace=call.statement.trailing_whitespace,
-    )  # type: ignore[attr-defined]
-    statement = call.statement
-
-    class Transformer(cst.CSTTransformer):
-        def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
-            if original is statement:
-                return new_stmt
-            if id(original) in replace:
-                return cst.Name(local)
-            return updated
-
-    new_fn = fn.node.visit(Transformer())
-    return (fn.node, new_fn), f"Build the tools per call: `{local} = {_short(value)}`, leaving `{target}` unchanged"
+        leading_lines=statement.leading_lines, trailing_whitespace=statement.trailing_whitespace
+    )
+    return FixProposal(
+        f"Build the tools per call: `{local} = {_short(value)}`, leaving `{target}` unchanged",
+        (replace(statement, new_stmt), *(replace(ref, cst.Name(local)) for ref in later.refs)),
+    )
 
 
 def _short(text: str) -> str:

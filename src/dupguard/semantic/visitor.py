@@ -77,7 +77,7 @@ def is_trivia(field: str) -> bool:
 SKIPPED_WHEN_NONE = frozenset({"format_spec"})
 
 
-def _holds_nodes(annotation: object) -> bool:
+def holds_nodes(annotation: object) -> bool:
     """Can a field with this type hold a node? (``Name.value: str`` cannot; libcst does not
     visit such fields, so they get no attribute hooks either.)"""
     if isinstance(annotation, type):
@@ -85,12 +85,12 @@ def _holds_nodes(annotation: object) -> bool:
     if isinstance(annotation, (str, ForwardRef)):  # a forward reference: assume it can
         return True
     # Literal["", "*"] arguments are values, not types
-    return any(_holds_nodes(arg) for arg in get_args(annotation) if not isinstance(arg, str))
+    return any(holds_nodes(arg) for arg in get_args(annotation) if not isinstance(arg, str))
 
 
 def _walked_fields(kind: type) -> tuple[str, ...]:
     """The fields of node type ``kind`` that the walk descends into, in libcst's visiting order."""
-    names = tuple(f.name for f in fields(kind) if not is_trivia(f.name) and _holds_nodes(f.type))
+    names = tuple(f.name for f in fields(kind) if not is_trivia(f.name) and holds_nodes(f.type))
     return cstfast.in_visiting_order(kind, names)
 
 

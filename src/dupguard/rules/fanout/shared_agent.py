@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ...semantic.fanout import FanOut, async_fanouts, thread_fanouts
 from ...semantic.model import Model
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 ADVICE = (
     "give each task its own agent from a factory, or serialise the runs with "
@@ -19,13 +19,11 @@ ADVICE = (
 
 def _finding(model: Model, fan: FanOut, ctx: RuleContext, how: str, harm: str) -> Finding:
     runs = ", ".join(str(ctx.line(r.node)) for r in fan.runs[:3])
-    replacement, fix_message = ctx.fix(model, ctx, fan)
     return Finding(
         fan.call.node,
         f"`{fan.call.func}` runs {fan.what} (bound at line {ctx.line(fan.agent.statement)}) {how} "
         f"(line {runs}): {harm}; {ADVICE}",
-        replacement=replacement,
-        fix_message=fix_message,
+        fix=ctx.fix(fan),
     )
 
 

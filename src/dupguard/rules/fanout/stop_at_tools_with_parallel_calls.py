@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ...semantic.effects import is_test_module, tool_label, tools_of, writes_without_guard
 from ...semantic.model import Call, Function, Model, string_value
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst

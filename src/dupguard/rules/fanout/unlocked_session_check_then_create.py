@@ -25,7 +25,7 @@ from ...semantic.lifetimes import _runs_once
 from ...semantic.model import Binding, Function, Model, analysis
 from ...semantic.nodes import comparison_parts, contains, dotted
 from ...semantic.request_state import under_lock
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -16,7 +16,7 @@ from ...semantic.fanout import _is_async_fanout, _is_thread_fanout
 from ...semantic.history import APPEND_METHODS, looks_like_history
 from ...semantic.model import Call, Function, Model
 from ...semantic.vocabulary import TOOL_MESSAGE_CLASSES
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 def _history_append(model: Model, call: Call) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ...semantic.model import Model
 from ...semantic.registrations import per_call_registrations, repeated_registrations
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 _LIFETIMES = {
     "global": "framework-global state",
@@ -40,15 +40,13 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
         site, why = found.site, found.why
         target = f"`{found.target}` ({_LIFETIMES[found.lifetime]})" if found.target else _LIFETIMES["global"]
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
-        replacement, fix_message = ctx.fix(model, ctx, found)
         yield Finding(
             site.call.node,
             f"`{site.method}({_short(site.handler)})` registers on {target} inside {why.describe(loop_line)}: "
             "every call registers again on an object all calls share, so handlers pile up (each event "
             "or tool call handled once more per call) or one call's handler replaces another's; "
             f"register once at startup, or use {_register_once_hint(site, found.target)}",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(found),
         )
 
 
@@ -56,12 +54,10 @@ def handler_registered_per_call(model: Model, ctx: RuleContext) -> Iterable[Find
 def handler_registered_twice(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for first, second in repeated_registrations(model):
         target = f"`{second.targets[0]}`" if second.targets[0] else "framework-global state"
-        replacement, fix_message = ctx.fix(ctx, second.call, _short(second.handler, 40))
         yield Finding(
             second.call.node,
             f"`{second.method}({_short(second.handler)})` on {target} repeats the registration at "
             f"line {ctx.line(first.call.node)}: the handler now runs twice for every event; delete this "
             "one (or use `dupguard.runtime.register_once`)",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(second.call, _short(second.handler, 40)),
         )

@@ -30,7 +30,7 @@ from ...semantic.vocabulary import (
     STREAM_WORDS,
     TOOL_EXECUTOR_NOUNS,
 )
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...semantic.runs import Run
-    from .. import RuleContext
+    from ..registry import RuleContext
 
 
 def where(ctx: RuleContext, run: Run) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 
 from ...semantic.history import APPEND_METHODS, looks_like_history
 from ...semantic.model import Call, Model
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 def repeated_appends(model: Model) -> Iterator[tuple[Call, Call]]:
@@ -20,11 +20,18 @@ def repeated_appends(model: Model) -> Iterator[tuple[Call, Call]]:
     for b in model.bindings:
         rebinds.setdefault((b.block[0], b.target), []).append(b.block[1])
     appends = [c for c in model.calls if _is_append(model, c)]
+    # a second append lies in a suite of the first's: each append under every suite on its
+    # path, in source order, so that a first append looks only at the appends of its own suite
+    # (not at every append of the file: a module of thousands of handlers stays linear)
+    under: dict[tuple[int, str | None, str | None], list[tuple[int, Call]]] = {}
+    for i, call in enumerate(appends):
+        for suite, _ in call.path:
+            under.setdefault((suite, call.receiver, call.args[0].dotted), []).append((i, call))
     reported: set[int] = set()
     for i, first in enumerate(appends):
         message = first.args[0].dotted
-        for second in appends[i + 1 :]:
-            if id(second) in reported or second.receiver != first.receiver or second.args[0].dotted != message:
+        for k, second in under.get((first.block[0], first.receiver, message), ()):
+            if k <= i or id(second) in reported:
                 continue
             later = _index_in(second, first.block[0])
             if later is None or later <= first.block[1] or _loop_between(first, second):
@@ -74,12 +81,10 @@ def _loop_between(first: Call, second: Call) -> bool:
 def duplicate_history_append(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for first, second in repeated_appends(model):
         message = second.args[0].dotted
-        replacement, fix_message = ctx.fix(ctx, second)
         yield Finding(
             second.node,
             f"`{message}` is appended to `{second.receiver}` again (first at line {ctx.line(first.node)}): "
             "a message with tool_calls in the history twice makes the next turn execute them twice; "
             "append it once",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(second),
         )

@@ -20,7 +20,7 @@ from ...semantic.catalog import RetrySetting
 from ...semantic.effects import ToolRef, is_test_module, tool_label, tools_of, writes_without_guard
 from ...semantic.model import Arg, Call, Model
 from ...semantic.nodes import code_of, names_in
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 def _settings() -> tuple[dict[str, RetrySetting], dict[str, RetrySetting]]:

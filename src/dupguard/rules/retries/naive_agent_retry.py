@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ...semantic.model import Model
 from ...semantic.retries import retries
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 from . import where
 
 
@@ -21,13 +21,11 @@ def naive_agent_retry(model: Model, ctx: RuleContext) -> Iterable[Finding]:
             if run.kind == "agent"
             else ("executes the tool again even when the failed attempt had already done its side effect")
         )
-        replacement, fix_message = ctx.fix(model, ctx, retry)
         yield Finding(
             retry.node,
             f"{retry.label} retries {where(ctx, run)} with no idempotency key: an attempt that fails "
             f"after its tools ran (refund issued, email sent) {effect}; key the run and execute it once "
             "with `dupguard.runtime.Idempotency.arun(key, ...)` / `@idempotent(key=...)`, or check "
             "`already_processed(key)` first",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(retry),
         )

@@ -36,7 +36,7 @@ from ...semantic.vocabulary import (
     LOCK_NAME_RE,
     PER_TURN_NAMES,
 )
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -33,7 +33,7 @@ from ...semantic import entrypoints as ep
 from ...semantic.jobs import QUEUE_TAKES, REDELIVERING_TAKES, queue_like
 from ...semantic.model import Call, Decorator, Function, Model
 from ...semantic.runs import Run, call_guarded, call_index, guarded_in, helper_runs, once_context, run_at
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 from . import where
 
 if TYPE_CHECKING:

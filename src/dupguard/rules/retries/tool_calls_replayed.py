@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ...semantic.model import Model
 from ...semantic.toolcalls import replays
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 @rule("DUP502", name="tool-calls-replayed")

@@ -27,7 +27,7 @@ from ...semantic.model import Call, Model
 from ...semantic.nodes import code_of, names_in
 from ...semantic.runs import tool_execution
 from ...semantic.vocabulary import BEFORE_THE_BODY, MORE_TOOL_METHODS, TOOL_DECORATORS, TOOL_OBJECT_METHODS
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst

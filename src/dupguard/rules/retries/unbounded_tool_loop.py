@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ...semantic.model import Model
 from ...semantic.toolcalls import unbounded_tool_loops
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 @rule("DUP505", name="unbounded-tool-loop")

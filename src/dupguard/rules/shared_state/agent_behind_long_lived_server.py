@@ -30,7 +30,7 @@ from ...semantic.lifetimes import module_instances
 from ...semantic.model import Binding, Call, Model
 from ...semantic.nodes import dotted
 from ...semantic.request_state import per_request
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 A2A_EXECUTORS = frozenset(b for b in ep.HANDLER_BASES if b.startswith("a2a."))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ...semantic.model import Call, ConstantKey, Model
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
@@ -40,13 +40,13 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
         if not model.is_concurrent_context(call.function, call.in_main):
             continue
         for arg in call.args:
-            key = module_configs.get(arg.dotted or "")
-            if key is None or id(key) in reported:
+            configured = module_configs.get(arg.dotted or "")
+            if configured is None or id(configured) in reported:
                 continue
             binding = model.local_binding(arg.dotted or "", call.function)
             if binding is not None and binding.scope == "module":
-                reported.add(id(key))
-                yield key, call
+                reported.add(id(configured))
+                yield configured, call
 
 
 def private_store(model: Model, call: Call | None) -> bool:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ...semantic.catalog import Kind
 from ...semantic.model import Binding, Function, Model
 from ...semantic.request_state import PerRequest, per_request, reads_names, reads_request_value
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 ENVIRON_WRITERS = frozenset({"update", "setdefault", "__setitem__"})
 PROCESS_STREAMS = frozenset({"sys.stdout", "sys.stderr", "sys.stdin"})

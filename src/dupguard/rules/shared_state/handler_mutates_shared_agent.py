@@ -35,7 +35,7 @@ from ...semantic.lifetimes import _cached, module_instances
 from ...semantic.model import Binding, Function, Model
 from ...semantic.nodes import dotted
 from ...semantic.request_state import PerRequest, per_request, reads_request_value, under_lock
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 # Process-wide configuration objects that frameworks read when a call is not given its own
 # (qualified name → why). LlamaIndex: ``Settings = _Settings()`` at module level in

@@ -24,7 +24,7 @@ from ...semantic.catalog import Entry, Kind
 from ...semantic.model import Binding, Call, Function, Model
 from ...semantic.nodes import dotted
 from ...semantic.request_state import PerRequest, per_request, session_factory
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from ...semantic.catalog import Kind
 from ...semantic.model import Model
 from ...semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 def _what(shared: Shared) -> str:
@@ -48,13 +48,11 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
         more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
-        replacement, fix_message = ctx.fix(model, ctx, shared)
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
             f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(shared),
         )
 
 

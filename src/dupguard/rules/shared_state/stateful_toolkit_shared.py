@@ -26,7 +26,7 @@ from ...semantic.lifetimes import _cached, module_instances
 from ...semantic.model import Call, Function, Model
 from ...semantic.nodes import names_in
 from ...semantic.request_state import PerRequest, per_request, reads_names, reads_request_value
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 USER_WORDS = ("user", "session", "tenant", "account", "customer", "member", "owner")
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ...semantic.model import Model
 from ...semantic.toolnames import name_clashes
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 @rule("DUP302", name="duplicate-tool-name")

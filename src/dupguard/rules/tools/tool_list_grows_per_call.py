@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ...semantic.model import Model
 from ...semantic.toolnames import growing_tool_lists
-from .. import Finding, RuleContext, rule
+from ..registry import Finding, RuleContext, rule
 
 
 @rule("DUP303", name="tool-list-grows-per-call", fix="tool_list_grows_per_call", safety="unsafe")
@@ -16,7 +16,6 @@ def tool_list_grows_per_call(model: Model, ctx: RuleContext) -> Iterable[Finding
     for growth in growing_tool_lists(model):
         why = growth.why
         loop_line = ctx.line(why.loop.node) if why.loop is not None else None
-        replacement, fix_message = ctx.fix(model, ctx, growth.call)
         yield Finding(
             growth.call.node,
             f"`{_mutation(growth)}` grows a tool list that outlives the "
@@ -24,8 +23,7 @@ def tool_list_grows_per_call(model: Model, ctx: RuleContext) -> Iterable[Finding
             f"{why.describe(loop_line)}: every call adds tools again, so agents see duplicates and "
             "one request's tools leak into another's; build a fresh list per call "
             "(`tools = [*BASE_TOOLS, extra]`, or `dupguard.runtime.dedupe_tools`)",
-            replacement=replacement,
-            fix_message=fix_message,
+            fix=ctx.fix(growth.call),
         )
 
 
