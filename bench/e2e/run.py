@@ -75,7 +75,8 @@ def python_for(framework: str, args: argparse.Namespace) -> str:
 
 
 def make_fixed(before: Path, workdir: Path, python: str) -> tuple[Path, str]:
-    """Copy the app and run ``dupguard fix --unsafe-fixes`` on it; returns (file, what remains)."""
+    """Copy the app and run ``dupguard fix --unsafe-fixes`` on it; returns (file, what
+    ``dupguard check`` still reports on it: empty when nothing)."""
     fixed_dir = workdir / "fixed"
     fixed_dir.mkdir(parents=True, exist_ok=True)
     target = fixed_dir / "app.py"
@@ -95,7 +96,7 @@ def make_fixed(before: Path, workdir: Path, python: str) -> tuple[Path, str]:
         capture_output=True,
         text=True,
     )
-    return target, check.stdout.strip()
+    return target, (check.stdout.strip() if check.returncode else "")
 
 
 def serve_and_load(

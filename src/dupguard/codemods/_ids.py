@@ -49,7 +49,15 @@ REQUEST_ID_NAMES = (
     "x_correlation_id",
 )
 # ids the model issues per response: keying a retried turn by one keys nothing (issue 16)
-TOOL_CALL_IDS = frozenset({"tool_call_id", "call_id", "tool_id", "tool_use_id"})
+TOOL_CALL_IDS = (
+    "tool_call_id",
+    "call_id",
+    "tool_use_id",
+    "invocation_id",
+    "function_call_id",
+    "response_id",
+    "tool_id",
+)
 HEADERS = ("idempotency-key", "x-idempotency-key", "x-request-id", "request-id", "x-correlation-id")
 MESSAGE_NAMES = ("message", "msg", "job", "event", "delivery", "record", "envelope")
 MESSAGE_ID_ATTRS = ("message_id", "id", "delivery_tag", "event_id", "messageId")
@@ -218,8 +226,9 @@ def _bound_celery_task(model: Model, fn: Function) -> bool:
 
 
 def tool_call_id_only(fn: Function) -> str | None:
-    """The tool-call id parameter of a function that has no request id (for the refusal)."""
-    return next((p for p in fn.params if p in TOOL_CALL_IDS), None)
+    """The per-turn id parameter (a tool-call, invocation or response id: DUP506) of a function
+    that has no request id, for the refusal."""
+    return next((p for p in TOOL_CALL_IDS if p in fn.params), None)
 
 
 def session_id(module: cst.Module, model: Model, fn: Function) -> IdSource | None:

@@ -1,36 +1,45 @@
-"""DUP501 fix (unsafe): run the retried agent call once per request id.
+"""DUP501 fix (unsafe): run the retried work once per request id.
 
-Only when the function already has a parameter that identifies the user action
-(``request_id``, ``idempotency_key``, ``message_id``, ``event_id``, ``delivery_id``,
-``job_id``, ``task_id``, ``turn_id``): a key invented by a codemod would decide wrongly which
-calls are "the same action", so without one the fix is skipped with that reason. A model's
-tool-call id (``tool_call_id``, ``call_id``) is not such a parameter: the model mints a new one
-for every response, so a retried or re-planned turn would come back under a new key and run
-again (DUP506); a function that has only one is skipped with that reason.
+The key is the id of the user action that the handler already has
+(``dupguard.codemods._ids.request_id``): a ``request_id``/``idempotency_key``/``message_id``...
+parameter, a field of the request body (``req.request_id``), an ``Idempotency-Key`` or
+``X-Request-ID`` header it reads, a Celery task's ``self.request.id``, the id of the queue
+message it handles, a LangGraph thread plus run id. Never a tool-call id (``tool_call_id``,
+``call_id``): the model gives a retried turn new ones. A key invented by a codemod would decide
+wrongly which calls are "the same action", so without one the fix is refused with that reason,
+and so it is when the id may be ``None`` (every request without one would share a key).
 
-* a retry loop whose run keeps the text, ``str(support(prompt))``, becomes
-  ``_idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))``,
-  with a module-level ``_idempotency = Idempotency(on_in_progress="wait")``: a later attempt
-  or a duplicate request with the same id gets the first successful result instead of
-  running the agent and its tools again (a failed attempt releases the key, so the retry
-  still happens). A call to a module-local function annotated to return JSON data
-  (``-> str``, ``-> dict``…) qualifies as it is, and an awaited call to such an ``async def``
-  becomes ``await _idempotency.arun(..., lambda: ask(agent, message))``. The key is
-  namespaced by the module and function, as ``@idempotent`` does, because every
-  ``Idempotency()`` without a store shares the process-wide one;
-* a retry decorator (tenacity, backoff, stamina) on a function annotated to return JSON
-  data: ``@idempotent(key=lambda ...: request_id, on_in_progress="wait")`` is added above
-  it, so a retried or duplicated call with the same id replays the stored result.
+* **a retry loop around a framework run that dupguard has an adapter for** (the OpenAI Agents
+  SDK's ``Runner.run``/``run_sync``, a LlamaIndex workflow agent's ``agent.run``): the agent's
+  tools are wrapped once, where it is built (``tools=_guard.tools([...])``), and the run goes
+  through the adapter keyed by the request: ``await _guard.run(agent, message, ...,
+  turn_id=req.request_id)``, with module-level ``_store = store_from_env()`` and ``_guard =
+  OpenAIAgentsGuard(ledger=ToolCallLedger(_store, scope=__name__))`` (or ``LlamaIndexGuard``).
+  Each tool call is then recorded under the request id, the tool, its arguments and its
+  occurrence in the run: when the model call after a refund fails and the loop runs the agent
+  again, the model asks for the refund again (with a new tool-call id) and gets the recorded
+  result instead of a second refund; a client that re-sends the request gets the same. A
+  key around the whole attempt (``Idempotency.arun``) would not do: a failed attempt gives its
+  key back, so the retry runs every tool again;
+* **a retry loop around any other run** that keeps the text, ``str(support(prompt))``,
+  becomes ``_idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))``,
+  with a module-level ``_idempotency = Idempotency(on_in_progress="wait")``: a duplicate request
+  with the same id waits for the first and gets its result. A call to a module-local function
+  annotated to return JSON data (``-> str``, ``-> dict``…) qualifies as it is, and an awaited
+  call to such an ``async def`` becomes ``await _idempotency.arun(..., lambda: ask(agent,
+  message))``. The key is namespaced by the module and function, as ``@idempotent`` does,
+  because every ``Idempotency()`` without a store shares the process-wide one;
+* **a retry decorator** (tenacity, backoff, stamina) on a function annotated to return JSON
+  data: ``@idempotent(key=lambda ...: request_id, on_in_progress="wait")`` is added above it,
+  so a retried or duplicated call with the same id replays the stored result.
 
-Replayed results go through JSON (``dupguard.runtime`` stores them that way; an object that
-cannot be encoded makes every later duplicate raise), so a run whose result type is not
-known to be JSON data is skipped with that reason. A loop whose id may be ``None``
-(``str | None``, ``= None``) is skipped too: every request without an id would share one key
-and get the first one's result; ``@idempotent`` gets the id as it is and raises
-``IdempotencyKeyMissing`` for ``None``.
+Replayed run results go through JSON (``dupguard.runtime`` stores them that way; an object
+that cannot be encoded makes every later duplicate raise), so an ``Idempotency`` run whose
+result type is not known to be JSON data is refused with that reason.
 
-Why unsafe: results are replayed for the key's lifetime (an hour by default) and the store
-is per process (``MemoryBackend``) until you pass a shared one; review the key.
+Why unsafe: recorded results are replayed for the key's lifetime (a day for tool calls, an
+hour for runs), and the store is per process until ``DUPGUARD_STORE`` names a shared one
+(``sqlite:///...``, ``redis://...``) for several workers; review the key.
 """
 
 from __future__ import annotations
@@ -43,24 +52,15 @@ from ..fixes import FixProposal, insert_after, insert_before, replace, update
 from ..semantic.model import analysis
 from ._command import RuleCodemod
 from ._common import add_imports, bound_names
+from ._ids import IdSource, request_id, tool_call_id_only
+from ._runtime_setup import STORE, guard, setup
 
 if TYPE_CHECKING:
     from ..fixes import FixContext
     from ..semantic.model import Call, Function, Model
     from ..semantic.retries import Retry
-KEY_PARAMS = (
-    "request_id",
-    "idempotency_key",
-    "message_id",
-    "event_id",
-    "delivery_id",
-    "job_id",
-    "task_id",
-    "turn_id",
-)
-# per-turn ids (DUP506): never a key for a retried run
-PER_TURN_PARAMS = ("tool_call_id", "call_id", "tool_use_id", "invocation_id", "function_call_id", "response_id")
 IDEMPOTENCY = ("dupguard.runtime.Idempotency", "dupguard.runtime.idempotency.Idempotency")
+RUNNERS = ("agents.Runner", "agents.run.Runner")
 
 
 def fix(ctx: FixContext, retry: Retry) -> FixProposal:
@@ -71,43 +71,147 @@ def fix(ctx: FixContext, retry: Retry) -> FixProposal:
         fn = _decorated(model, retry.node) or fn
     if fn is None:
         return FixProposal.refuse("the retried run is not inside a function")
-    key = next((p for p in KEY_PARAMS if p in fn.params), None)
-    per_turn = next((p for p in PER_TURN_PARAMS if p in fn.params), None)
-    if key is None and per_turn is not None:
+    source = request_id(ctx.module, model, fn)
+    if source is None:
+        per_turn = tool_call_id_only(fn)
+        if per_turn is not None:
+            return FixProposal.refuse(
+                f"`{per_turn}` is minted per model response: a retried or re-planned turn comes back under a "
+                f"new one and would run again (DUP506); give `{fn.name}()` the request or turn id and key the "
+                "run by it"
+            )
         return FixProposal.refuse(
-            f"`{per_turn}` is minted per model response: a retried or re-planned turn comes back under a "
-            f"new one and would run again (DUP506); give `{fn.name}()` the request or turn id and key the "
-            "run by it"
+            f"no request id in scope: `{fn.name}()` gets no id of the user action (a `request_id` or "
+            "`idempotency_key` parameter or body field, an `Idempotency-Key`/`X-Request-ID` header, a "
+            "Celery task id, a queue message id) to key the run with; pass one in, then key the run by it"
         )
-    if key is None:
+    if source.optional:
         return FixProposal.refuse(
-            f"no request id in scope: `{fn.name}()` has no parameter such as `request_id` or "
-            "`idempotency_key` to key the run with (choose one and use `Idempotency`)"
-        )
-    if retry.shape == "decorator":
-        return _decorate(ctx, fn, retry, key)
-    if _may_be_none(fn, key):
-        return FixProposal.refuse(
-            f"`{key}` may be None: requests without an id would share one key and replay each "
+            f"`{source.expr}` may be None: requests without an id would share one key and replay each "
             "other's result; make it required or key the run by hand"
         )
-    return _wrap_loop_run(ctx, call, f'f"{{__name__}}.{fn.qualname}:{{{key}}}"', key)
+    if retry.shape == "decorator":
+        return _decorate(ctx, fn, retry, source)
+    adapted = _framework_run(model, call)
+    if adapted is not None:
+        return _adapter_run(ctx, call, source, *adapted)
+    return _wrap_loop_run(ctx, call, _key_expr(fn, source), source.expr)
 
 
-def _may_be_none(fn, key: str) -> bool:
-    """``request_id: str | None``, ``Optional[str]``, ``Union[str, None]``, ``request_id=None``."""
-    default = fn.param_defaults.get(key)
-    if isinstance(default, cst.Name) and default.value == "None":
-        return True
-    annotation = fn.param_annotations.get(key)
-    if annotation is None:
-        return False
-    code = cst.Module([]).code_for_node(annotation).replace(" ", "").strip("\"'")
-    if code.startswith(("Optional[", "typing.Optional[")):
-        return True
-    if code.startswith(("Union[", "typing.Union[")):
-        return "None" in code[code.index("[") + 1 : -1].split(",")
-    return "None" in code.split("|")
+# ----------------------------------------------------------------------------- adapters
+
+
+def _framework_run(model: Model, call: Call) -> tuple[str, str, cst.BaseExpression, bool] | None:
+    """(framework, adapter method, the agent expression, whether the agent is the receiver)
+    when ``call`` is a run dupguard has an adapter for: OpenAI Agents ``Runner.run(agent, ...)``
+    (awaited) or ``Runner.run_sync(agent, ...)``, LlamaIndex ``await agent.run(...)`` of a
+    workflow agent."""
+    from ..semantic.runs import receiver_entry
+
+    node = call.node
+    if not isinstance(node, cst.Call) or not call.receiver or not call.method:
+        return None
+    if model.resolve(call.receiver) in RUNNERS:
+        if (call.method, call.awaited) not in (("run", True), ("run_sync", False)):
+            return None
+        agent = call.kw("starting_agent") or call.arg("0")
+        return ("openai_agents", call.method, agent.node, False) if agent is not None else None
+    entry, _known = receiver_entry(model, call.receiver, call.function)
+    if (
+        entry is not None
+        and entry.framework == "llama_index"
+        and call.method == "run"
+        and "memory" in entry.state_kwargs
+        and call.awaited
+        and isinstance(node.func, cst.Attribute)
+    ):
+        return "llama_index", "run", node.func.value, True
+    return None
+
+
+def _tools_arg(model: Model, call: Call, agent: cst.BaseExpression) -> cst.Arg | str:
+    """The ``tools=`` argument where ``agent`` is built, or the reason it cannot be found."""
+    from ..semantic.nodes import dotted
+
+    name = dotted(agent)
+    shown = name or "the agent"
+    binding = model.binding_of(name, call.function) if name and "(" not in name else None
+    built = binding.value_call if binding is not None else None
+    entry = model.entry_for_call(built) if built is not None else None
+    if built is None or entry is None or not isinstance(built.node, cst.Call):
+        return f"`{shown}` is not built in this module, so its tools cannot be wrapped here"
+    for keyword in entry.tools_kwargs:
+        arg = built.kw(keyword)
+        if arg is not None:
+            for candidate in built.node.args:
+                if candidate.value is arg.node:
+                    return candidate
+    return f"`{shown}` is built without `tools=[...]`; give it its tools there to have them run once per request"
+
+
+def _already_wrapped(value: cst.BaseExpression) -> bool:
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.Name)
+        and value.func.value.value == "_guard"
+        and value.func.attr.value == "tools"
+    )
+
+
+def _adapter_run(
+    ctx: FixContext,
+    call: Call,
+    source: IdSource,
+    framework: str,
+    method: str,
+    agent: cst.BaseExpression,
+    receiver: bool,
+) -> FixProposal:
+    model, module = ctx.model, ctx.module
+    tools = _tools_arg(model, call, agent)
+    if isinstance(tools, str):
+        return FixProposal.refuse(tools)
+    prepared = setup(ctx, STORE, guard(framework))
+    if isinstance(prepared, str):
+        return FixProposal.refuse(prepared)
+    placed, imports = prepared
+    config = module.config_for_parsing
+    node = call.node
+    assert isinstance(node, cst.Call)
+    key = cst.Arg(
+        keyword=cst.Name("turn_id"),
+        value=cst.parse_expression(source.expr, config=config),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    args = list(node.args)
+    if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT and not _multiline(module, node):
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if receiver:
+        args.insert(0, cst.Arg(agent))
+    run = node.with_changes(func=cst.Attribute(cst.Name("_guard"), cst.Name(method)), args=[*args, key])
+    replacements = [replace(node, run)]
+    if not _already_wrapped(tools.value):
+        wrapped = cst.Call(cst.Attribute(cst.Name("_guard"), cst.Name("tools")), [cst.Arg(tools.value)])
+        replacements.append(replace(tools.value, wrapped))
+    agent_text = module.code_for_node(agent)
+    return FixProposal(
+        f"Run `{agent_text}`'s tools once per `{source.expr}`: `_guard.{method}(..., turn_id={source.expr})` "
+        f"with `tools=_guard.tools(...)`; a retried or re-sent run replays the tool calls that already ran",
+        # the imports first: when both go after the last statement, they come before the objects
+        (*add_imports(ctx, imports), *placed, *replacements),
+    )
+
+
+def _multiline(module: cst.Module, node: cst.Call) -> bool:
+    return "\n" in module.code_for_node(node)
+
+
+def _key_expr(fn: Function, source: IdSource) -> str:
+    """``f"{__name__}.chat:{req.request_id}"``: the ``Idempotency`` key, namespaced by the
+    module and function; the quotes are the ones the id's own code does not use."""
+    quote = "'" if '"' in source.expr else '"'
+    return f"f{quote}{{__name__}}.{fn.qualname}:{{{source.expr}}}{quote}"
 
 
 def _decorated(model: Model, node: cst.CSTNode) -> Function | None:
@@ -243,8 +347,14 @@ def _after_imports(module: cst.Module) -> int:
     return index
 
 
-def _decorate(ctx: FixContext, fn: Function, retry: Retry, key: str) -> FixProposal:
+def _decorate(ctx: FixContext, fn: Function, retry: Retry, source: IdSource) -> FixProposal:
     model, module = ctx.model, ctx.module
+    key = source.expr
+    roots = _roots(key)
+    if not roots or not roots <= set(fn.params):
+        return FixProposal.refuse(
+            f"the request id `{key}` is not read from `{fn.name}()`'s parameters, which the key function gets"
+        )
     if not _free(model, "idempotent", ("dupguard.runtime.idempotent", "dupguard.runtime.idempotency.idempotent")):
         return FixProposal.refuse("the name `idempotent` is already used in this module")
     node = fn.node
@@ -259,7 +369,7 @@ def _decorate(ctx: FixContext, fn: Function, retry: Retry, key: str) -> FixPropo
         # be left out (its value does not matter, except the key's own)
         if p.default is None:
             return p.name.value
-        value = module.code_for_node(p.default) if p.name.value == key else "None"
+        value = module.code_for_node(p.default) if p.name.value in roots else "None"
         return f"{p.name.value}={value}"
 
     signature = [param(p) for p in params.posonly_params]
@@ -291,5 +401,16 @@ def _decorate(ctx: FixContext, fn: Function, retry: Retry, key: str) -> FixPropo
     )
 
 
+def _roots(expr: str) -> set[str]:
+    """The plain names an expression reads (``req`` for ``req.request_id``)."""
+    try:
+        node = cst.parse_expression(expr)
+    except cst.ParserSyntaxError:
+        return set()
+    from ..semantic.nodes import names_in
+
+    return set(names_in(node))
+
+
 class FixNaiveAgentRetry(RuleCodemod):
-    DESCRIPTION = "run a retried agent call once per request id (dupguard.runtime.Idempotency)."
+    DESCRIPTION = "run a retried agent call's tools (or the call) once per request id (dupguard.runtime)."
