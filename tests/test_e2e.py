@@ -75,15 +75,20 @@ def test_the_fixed_openai_agents_app_runs_each_refund_once_and_keeps_conversatio
     # `dupguard check` reports nothing on the fixed app, and the fix added nothing ruff's default
     # rules flag (the tutorial's own `except Exception:` and import layout are the author's)
     assert remaining == "", remaining
-    assert _ruff(fixed) == _ruff(before)
+    copy = workdir / "before" / before.name
+    copy.parent.mkdir(exist_ok=True)
+    copy.write_text(before.read_text(encoding="utf-8"), encoding="utf-8")
+    assert _ruff(fixed) == _ruff(copy)
 
 
 def _ruff(path: Path) -> list[str]:
-    """The codes ``ruff check --isolated`` (its default rules) reports on ``path``, sorted."""
+    """The codes ``ruff check --isolated`` (its default rules) reports on ``path``, run from its
+    directory as in a user's project (``dupguard`` an installed package), sorted."""
     out = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--isolated", "--output-format", "json", str(path)],
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--output-format", "json", path.name],
         capture_output=True,
         text=True,
+        cwd=path.parent,
     )
     import json
 

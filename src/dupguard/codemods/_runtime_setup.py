@@ -53,14 +53,25 @@ ADAPTERS = {
 }
 
 
-def guard(framework: str) -> Setup:
+def guard(framework: str, name: str = "_guard") -> Setup:
     module, cls = ADAPTERS[framework]
     return Setup(
-        "_guard",
+        name,
         f"{cls}(ledger=ToolCallLedger(_store, scope=__name__))",
         (f"{module}.{cls}", f"dupguard.runtime.adapters.{cls}"),
         (("dupguard.runtime", "ToolCallLedger"), (module, cls)),
     )
+
+
+def guard_for(model: Model, framework: str) -> Setup | None:
+    """The adapter guard of ``framework``: ``_guard``, or ``_<framework>_guard`` when a module
+    runs agents of two frameworks (``_guard`` is the other one's); None when both names are
+    used for something else."""
+    for name in ("_guard", f"_{framework}_guard"):
+        candidate = guard(framework, name)
+        if bound(model, candidate) is not None:
+            return candidate
+    return None
 
 
 HISTORY_URL = 'os.environ.get("DUPGUARD_HISTORY_URL", "sqlite+aiosqlite:///chat_history.db")'
@@ -139,7 +150,7 @@ def setup(ctx: FixContext, *needed: Setup) -> tuple[tuple[Replacement, ...], lis
     return (placed,), imports
 
 
-SETUP_NAMES = frozenset({"_store", "_guard", "_chat_store"})
+SETUP_NAMES = frozenset({"_store", "_guard", "_chat_store", *(f"_{f}_guard" for f in ADAPTERS)})
 
 
 def _binds(stmt: cst.CSTNode, names: frozenset[str]) -> bool:

@@ -53,7 +53,7 @@ from ..semantic.model import analysis
 from ._command import RuleCodemod
 from ._common import add_imports, bound_names
 from ._ids import IdSource, request_id, tool_call_id_only
-from ._runtime_setup import STORE, guard, setup
+from ._runtime_setup import STORE, guard_for, setup
 
 if TYPE_CHECKING:
     from ..fixes import FixContext
@@ -149,12 +149,12 @@ def _tools_arg(model: Model, call: Call, agent: cst.BaseExpression) -> cst.Arg |
     return f"`{shown}` is built without `tools=[...]`; give it its tools there to have them run once per request"
 
 
-def _already_wrapped(value: cst.BaseExpression) -> bool:
+def _already_wrapped(value: cst.BaseExpression, name: str) -> bool:
     return (
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and isinstance(value.func.value, cst.Name)
-        and value.func.value.value == "_guard"
+        and value.func.value.value == name
         and value.func.attr.value == "tools"
     )
 
@@ -172,7 +172,11 @@ def _adapter_run(
     tools = _tools_arg(model, call, agent)
     if isinstance(tools, str):
         return FixProposal.refuse(tools)
-    prepared = setup(ctx, STORE, guard(framework))
+    adapter = guard_for(model, framework)
+    if adapter is None:
+        return FixProposal.refuse(f"the names `_guard` and `_{framework}_guard` are already used in this module")
+    name = adapter.name
+    prepared = setup(ctx, STORE, adapter)
     if isinstance(prepared, str):
         return FixProposal.refuse(prepared)
     placed, imports = prepared
@@ -189,15 +193,15 @@ def _adapter_run(
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     if receiver:
         args.insert(0, cst.Arg(agent))
-    run = node.with_changes(func=cst.Attribute(cst.Name("_guard"), cst.Name(method)), args=[*args, key])
+    run = node.with_changes(func=cst.Attribute(cst.Name(name), cst.Name(method)), args=[*args, key])
     replacements = [replace(node, run)]
-    if not _already_wrapped(tools.value):
-        wrapped = cst.Call(cst.Attribute(cst.Name("_guard"), cst.Name("tools")), [cst.Arg(tools.value)])
+    if not _already_wrapped(tools.value, name):
+        wrapped = cst.Call(cst.Attribute(cst.Name(name), cst.Name("tools")), [cst.Arg(tools.value)])
         replacements.append(replace(tools.value, wrapped))
     agent_text = module.code_for_node(agent)
     return FixProposal(
-        f"Run `{agent_text}`'s tools once per `{source.expr}`: `_guard.{method}(..., turn_id={source.expr})` "
-        f"with `tools=_guard.tools(...)`; a retried or re-sent run replays the tool calls that already ran",
+        f"Run `{agent_text}`'s tools once per `{source.expr}`: `{name}.{method}(..., turn_id={source.expr})` "
+        f"with `tools={name}.tools(...)`; a retried or re-sent run replays the tool calls that already ran",
         # the imports first: when both go after the last statement, they come before the objects
         (*add_imports(ctx, imports), *placed, *replacements),
     )
