@@ -77,7 +77,7 @@ def guard_for(model: Model, framework: str) -> Setup | None:
 HISTORY_URL = 'os.environ.get("DUPGUARD_HISTORY_URL", "sqlite+aiosqlite:///chat_history.db")'
 CHAT_STORE = Setup(
     "_chat_store",
-    f'SQLAlchemyChatStore(\n    table_name="llama_index_memory",\n    async_database_uri={HISTORY_URL},\n)',
+    f'SQLAlchemyChatStore(\n{{indent}}table_name="llama_index_memory",\n{{indent}}async_database_uri={HISTORY_URL},\n)',
     ("llama_index.core.storage.chat_store.sql.SQLAlchemyChatStore",),
     (("os", None), ("llama_index.core.storage.chat_store.sql", "SQLAlchemyChatStore")),
 )
@@ -133,7 +133,11 @@ def setup(ctx: FixContext, *needed: Setup) -> tuple[tuple[Replacement, ...], lis
     config = module.config_for_parsing
     imports = [imp for item in missing for imp in item.imports]
     statements = [
-        cst.parse_statement(f"{item.name} = {item.code}{config.default_newline}", config=config) for item in missing
+        cst.parse_statement(
+            f"{item.name} = {item.code.format(indent=module.default_indent)}\n".replace("\n", module.default_newline),
+            config=config,
+        )
+        for item in missing
     ]
     blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
     statements[0] = statements[0].with_changes(leading_lines=[blank])
