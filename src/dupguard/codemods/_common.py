@@ -16,6 +16,7 @@ import libcst as cst
 
 from ..fixes import Replacement, insert_after, insert_before, remove, replace, update
 from ..semantic.model import analysis
+from ..semantic.nodes import dotted
 
 if TYPE_CHECKING:
     from ..fixes import FixContext
@@ -142,6 +143,70 @@ def remove_statement(
 
 
 # ------------------------------------------------------------------ imports
+
+
+def imports_only_used_by(ctx: FixContext, nodes: Sequence[cst.CSTNode]) -> dict[int, cst.Import | cst.ImportFrom]:
+    """id(import alias) → its import statement, for the aliases whose names are read only
+    inside ``nodes``."""
+    module, model = ctx.module, ctx.model
+    inside: set[int] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            inside.add(id(n))
+
+    for node in nodes:
+        node.visit(Collect())
+    first = module.body[0] if module.body else None
+    global_scope = ctx.scope(first.body[0]) if isinstance(first, cst.SimpleStatementLine) else None
+    if global_scope is None:
+        return {}
+    out: dict[int, cst.Import | cst.ImportFrom] = {}
+    for name in set(model.imports):
+        assignments = list(global_scope.assignments[name]) if name in global_scope else []
+        if len(assignments) != 1 or not hasattr(assignments[0], "node"):
+            continue
+        refs = list(assignments[0].references)
+        if refs and all(id(r.node) in inside for r in refs):
+            statement = assignments[0].node
+            if isinstance(statement, (cst.Import, cst.ImportFrom)) and not isinstance(statement.names, cst.ImportStar):
+                for alias in statement.names:
+                    local = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else (alias.evaluated_name.split(".")[0])
+                    )
+                    if local == name:
+                        out[id(alias)] = statement
+    return out
+
+
+def swap_imports(
+    ctx: FixContext, unused: dict[int, cst.Import | cst.ImportFrom], needed: list[tuple[str, str | None]]
+) -> tuple[list[Replacement], list[tuple[str, str | None]]]:
+    """Replacements that drop the ``unused`` import aliases, an alias becoming a ``needed`` name
+    of the same module in place (``from m import A`` → ``from m import B``), and what is still
+    to add."""
+    replacements: list[Replacement] = []
+    remaining = list(needed)
+    for alias_id, statement in unused.items():
+        alias = next(a for a in statement.names if id(a) == alias_id)  # type: ignore[union-attr]
+        source = dotted(statement.module) if isinstance(statement, cst.ImportFrom) else None
+        same = next((item for item in remaining if source is not None and item[0] == source and item[1]), None)
+        if same is not None and alias.asname is None:
+            remaining.remove(same)
+            replacements.append(replace(alias.name, cst.Name(str(same[1]))))
+            continue
+        line = ctx.parent(statement)
+        names = [a for a in statement.names if id(a) != alias_id]  # type: ignore[union-attr]
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            continue
+        if not names:
+            replacements.append(remove(line))
+        elif not (isinstance(statement, cst.ImportFrom) and statement.lpar is not None):
+            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            replacements.append(replace(statement, statement.with_changes(names=names)))
+    return replacements, remaining
 
 
 def _is_import_line(stmt: cst.CSTNode) -> bool:

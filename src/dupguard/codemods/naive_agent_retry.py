@@ -51,7 +51,7 @@ import libcst as cst
 from ..fixes import FixProposal, insert_after, insert_before, replace, update
 from ..semantic.model import analysis
 from ._command import RuleCodemod
-from ._common import add_imports, bound_names
+from ._common import add_imports, bound_names, imports_only_used_by, swap_imports
 from ._ids import IdSource, request_id, tool_call_id_only
 from ._runtime_setup import STORE, guard_for, setup
 
@@ -101,32 +101,99 @@ def fix(ctx: FixContext, retry: Retry) -> FixProposal:
 # ----------------------------------------------------------------------------- adapters
 
 
-def _framework_run(model: Model, call: Call) -> tuple[str, str, cst.BaseExpression, bool] | None:
-    """(framework, adapter method, the agent expression, whether the agent is the receiver)
-    when ``call`` is a run dupguard has an adapter for: OpenAI Agents ``Runner.run(agent, ...)``
-    (awaited) or ``Runner.run_sync(agent, ...)``, LlamaIndex ``await agent.run(...)`` of a
-    workflow agent."""
+def _run_shape(model: Model, call: Call) -> tuple[str, str | None, cst.BaseExpression, bool] | None:
+    """(framework, adapter method, the agent expression, whether the agent is the receiver) when
+    ``call`` runs an agent of a framework dupguard has an adapter for; the method is None for a
+    run the adapter cannot take (OpenAI Agents ``Runner.run_streamed``, a LlamaIndex run that is
+    not awaited: its events are read as they come). Taken: OpenAI Agents ``await
+    Runner.run(agent, ...)`` and ``Runner.run_sync(agent, ...)``, LlamaIndex ``await agent.run(...)``
+    of a workflow agent."""
     from ..semantic.runs import receiver_entry
 
     node = call.node
     if not isinstance(node, cst.Call) or not call.receiver or not call.method:
         return None
     if model.resolve(call.receiver) in RUNNERS:
-        if (call.method, call.awaited) not in (("run", True), ("run_sync", False)):
+        if call.method not in ("run", "run_sync", "run_streamed"):
             return None
         agent = call.kw("starting_agent") or call.arg("0")
-        return ("openai_agents", call.method, agent.node, False) if agent is not None else None
+        if agent is None:
+            return None
+        taken = call.method == "run_sync" and not call.awaited or call.method == "run" and _awaited(call)
+        return "openai_agents", call.method if taken else None, agent.node, False
     entry, _known = receiver_entry(model, call.receiver, call.function)
     if (
         entry is not None
         and entry.framework == "llama_index"
         and call.method == "run"
         and "memory" in entry.state_kwargs
-        and call.awaited
         and isinstance(node.func, cst.Attribute)
     ):
-        return "llama_index", "run", node.func.value, True
+        return "llama_index", "run" if _awaited(call) else None, node.func.value, True
     return None
+
+
+def _awaited(call: Call) -> bool:
+    """Awaited, or handed to ``asyncio.gather``/``create_task``... which awaits it: a coroutine
+    of the adapter's ``run`` does there what the framework's awaitable did."""
+    from ..semantic.catalog_data import ASYNC_FANOUT
+
+    return call.awaited or any(outer.callee in ASYNC_FANOUT for outer in call.outer)
+
+
+def _framework_run(model: Model, call: Call) -> tuple[str, str, cst.BaseExpression, bool] | None:
+    """:func:`_run_shape` of an awaited run the adapter takes (the retried one), else None."""
+    shape = _run_shape(model, call)
+    if shape is None or shape[1] is None or not call.awaited and shape[1] != "run_sync":
+        return None
+    return shape[0], shape[1], shape[2], shape[3]
+
+
+def _other_runs(
+    model: Model, call: Call, framework: str, agent: cst.BaseExpression
+) -> list[tuple[Call, str | None]] | None:
+    """The other runs of the same agent object in the module, with the adapter method for each
+    (None: one the adapter cannot take); None when the agent is not a name bound once."""
+    from ..semantic.nodes import dotted
+
+    name = dotted(agent)
+    if name is None or "(" in name:
+        return None
+    binding = model.binding_of(name, call.function)
+    if binding is None:
+        return None
+    out = []
+    for other in model.calls:
+        if other is call:
+            continue
+        shape = _run_shape(model, other)
+        if shape is None or shape[0] != framework:
+            continue
+        other_name = dotted(shape[2])
+        if other_name != name or model.binding_of(other_name, other.function) is not binding:
+            continue
+        out.append((other, shape[1]))
+    return out
+
+
+def _through_guard(
+    module: cst.Module,
+    node: cst.Call,
+    name: str,
+    method: str,
+    agent: cst.BaseExpression,
+    receiver: bool,
+    key: cst.Arg | None,
+) -> cst.Call:
+    """``Runner.run(agent, ...)`` / ``agent.run(...)`` as ``<name>.<method>(agent, ...[, turn_id=...])``."""
+    args = list(node.args)
+    if key is not None and args and args[-1].comma is not cst.MaybeSentinel.DEFAULT and not _multiline(module, node):
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if receiver:
+        args.insert(0, cst.Arg(agent.deep_clone()))
+    if key is not None:
+        args.append(key)
+    return node.with_changes(func=cst.Attribute(cst.Name(name), cst.Name(method)), args=args)
 
 
 def _tools_arg(model: Model, call: Call, agent: cst.BaseExpression) -> cst.Arg | str:
@@ -180,6 +247,16 @@ def _adapter_run(
     if isinstance(prepared, str):
         return FixProposal.refuse(prepared)
     placed, imports = prepared
+    others = _other_runs(model, call, framework, agent)
+    if others is None:
+        return FixProposal.refuse(f"`{module.code_for_node(agent)}` is not one module-level name the fix can follow")
+    for other, other_method in others:
+        if other_method is None:
+            return FixProposal.refuse(
+                f"`{module.code_for_node(agent)}` is also run at line {ctx.line(other.node)} in a way the adapter "
+                f"cannot take (`{other.func}(...)` streamed); its tools, once wrapped, would share one turn "
+                "between those runs: route them through the adapter by hand"
+            )
     config = module.config_for_parsing
     node = call.node
     assert isinstance(node, cst.Call)
@@ -188,16 +265,26 @@ def _adapter_run(
         value=cst.parse_expression(source.expr, config=config),
         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
     )
-    args = list(node.args)
-    if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT and not _multiline(module, node):
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    if receiver:
-        args.insert(0, cst.Arg(agent))
-    run = node.with_changes(func=cst.Attribute(cst.Name(name), cst.Name(method)), args=[*args, key])
-    replacements = [replace(node, run)]
+    replacements = [replace(node, _through_guard(module, node, name, method, agent, receiver, key))]
+    # every other run of the agent goes through the adapter too, each its own turn: tools it
+    # runs outside any turn would share the adapter's one ambient turn across requests
+    for other, other_method in others:
+        other_node = other.node
+        assert isinstance(other_node, cst.Call) and other_method is not None
+        other_agent = _run_shape(model, other)
+        assert other_agent is not None
+        replacements.append(
+            replace(other_node, _through_guard(module, other_node, name, other_method, other_agent[2], receiver, None))
+        )
     if not _already_wrapped(tools.value, name):
         wrapped = cst.Call(cst.Attribute(cst.Name(name), cst.Name("tools")), [cst.Arg(tools.value)])
         replacements.append(replace(tools.value, wrapped))
+    # ``Runner`` is no longer called once every run goes through the adapter: its import goes
+    replaced_heads = [
+        run.node.func for run in (call, *(other for other, _ in others)) if isinstance(run.node, cst.Call)
+    ]
+    dropped, imports = swap_imports(ctx, imports_only_used_by(ctx, replaced_heads), imports)
+    replacements.extend(dropped)
     agent_text = module.code_for_node(agent)
     return FixProposal(
         f"Run `{agent_text}`'s tools once per `{source.expr}`: `{name}.{method}(..., turn_id={source.expr})` "

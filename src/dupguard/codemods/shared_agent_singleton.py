@@ -33,9 +33,8 @@ import libcst as cst
 from ..fixes import FixProposal, Replacement, insert_after, insert_before, remove, replace, update
 from ..semantic.catalog import Kind
 from ..semantic.model import analysis
-from ..semantic.nodes import dotted
 from ._command import RuleCodemod
-from ._common import _is_import_line, add_imports
+from ._common import _is_import_line, add_imports, imports_only_used_by, swap_imports
 from ._ids import IdSource, session_id
 from ._runtime_setup import STORE, setup
 from ._sessions import PARAM, in_fanout, keyed_form, lease_wrap, private_form
@@ -95,7 +94,7 @@ def _uncache(ctx: FixContext, fn: Function) -> FixProposal:
 
     replacements: list[Replacement] = [update(node, undecorated)]
     # the cache decorator's import goes too when nothing else uses it
-    unused = _imports_only_used_by(ctx, [d.node for d in decorators if d.node is not None])
+    unused = imports_only_used_by(ctx, [d.node for d in decorators if d.node is not None])
     lines: list[cst.SimpleStatementLine] = []
     for statement in unused.values():
         line = ctx.parent(statement)
@@ -135,42 +134,6 @@ def _uncache(ctx: FixContext, fn: Function) -> FixProposal:
     return FixProposal(
         f"Remove `@{decorators[0].dotted}` from `{fn.name}()`: a new agent per call", tuple(replacements)
     )
-
-
-def _imports_only_used_by(ctx: FixContext, nodes: list[cst.CSTNode]) -> dict[int, cst.Import | cst.ImportFrom]:
-    """id(import alias) → its import statement, for the aliases whose names are read only
-    inside ``nodes``."""
-    module, model = ctx.module, ctx.model
-    inside: set[int] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            inside.add(id(n))
-
-    for node in nodes:
-        node.visit(Collect())
-    first = module.body[0] if module.body else None
-    global_scope = ctx.scope(first.body[0]) if isinstance(first, cst.SimpleStatementLine) else None
-    if global_scope is None:
-        return {}
-    out: dict[int, cst.Import | cst.ImportFrom] = {}
-    for name in set(model.imports):
-        assignments = list(global_scope.assignments[name]) if name in global_scope else []
-        if len(assignments) != 1 or not hasattr(assignments[0], "node"):
-            continue
-        refs = list(assignments[0].references)
-        if refs and all(id(r.node) in inside for r in refs):
-            statement = assignments[0].node
-            if isinstance(statement, (cst.Import, cst.ImportFrom)) and not isinstance(statement.names, cst.ImportStar):
-                for alias in statement.names:
-                    local = (
-                        alias.asname.name.value
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
-                        else (alias.evaluated_name.split(".")[0])
-                    )
-                    if local == name:
-                        out[id(alias)] = statement
-    return out
 
 
 # ----------------------------------------------------------------------------- module-level name
@@ -555,34 +518,6 @@ def _factory_def(
     return fn if first else _blank_lines_before(fn, 2)  # type: ignore[return-value]
 
 
-def _swap_imports(
-    ctx: FixContext, unused: dict[int, cst.Import | cst.ImportFrom], needed: list[tuple[str, str | None]]
-) -> tuple[list[Replacement], list[tuple[str, str | None]]]:
-    """Replacements that drop the ``unused`` import aliases, an alias becoming a ``needed`` name
-    of the same module in place (``from m import A`` → ``from m import B``), and what is still
-    to add."""
-    replacements: list[Replacement] = []
-    remaining = list(needed)
-    for alias_id, statement in unused.items():
-        alias = next(a for a in statement.names if id(a) == alias_id)  # type: ignore[union-attr]
-        source = dotted(statement.module) if isinstance(statement, cst.ImportFrom) else None
-        same = next((item for item in remaining if source is not None and item[0] == source and item[1]), None)
-        if same is not None and alias.asname is None:
-            remaining.remove(same)
-            replacements.append(replace(alias.name, cst.Name(str(same[1]))))
-            continue
-        line = ctx.parent(statement)
-        names = [a for a in statement.names if id(a) != alias_id]  # type: ignore[union-attr]
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            continue
-        if not names:
-            replacements.append(remove(line))
-        elif not (isinstance(statement, cst.ImportFrom) and statement.lpar is not None):
-            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            replacements.append(replace(statement, statement.with_changes(names=names)))
-    return replacements, remaining
-
-
 def _per_call_value(value: cst.BaseExpression, entry: Entry | None) -> cst.BaseExpression:
     """What a per-call factory builds: ``value``, except that a memory keyed by a constant in a
     shared store (``SQLiteSession("support", "chats.db")``) would still be one conversation for
@@ -679,7 +614,7 @@ def _keyed(
     if not fanout and imports:
         # the class the factory no longer builds (ChatMemoryBuffer → Memory): its import goes
         # when nothing else reads it, or becomes the new one when it comes from the same module
-        swapped, needed = _swap_imports(ctx, _imports_only_used_by(ctx, [value]), needed)
+        swapped, needed = swap_imports(ctx, imports_only_used_by(ctx, [value]), needed)
         replacements.extend(swapped)
     replacements[:0] = [*add_imports(ctx, needed), *placed]
     where = _names(fn for key, fn in member.functions.items() if key in ids)
