@@ -810,11 +810,25 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             "`billing` is built without `tools=[...]`",
         ),
         (
-            "_guard = object()\n_openai_agents_guard = object()\nclerk = Agent(name='Clerk', tools=[])\n\n\n"
-            "@app.post('/desk')\nasync def desk(text: str, request_id: str = Header(...)):\n"
-            "    for _ in range(3):\n        result = await Runner.run(clerk, text)\n"
-            "    return result.final_output\n",
+            (
+                "_guard = object()\n_openai_agents_guard = object()\nclerk = Agent(name='Clerk', tools=[])\n\n\n"
+                "@app.post('/desk')\nasync def desk(text: str, request_id: str = Header(...)):\n"
+                "    for _ in range(3):\n        result = await Runner.run(clerk, text)\n"
+                "    return result.final_output\n"
+            ),
             "the names `_guard` and `_openai_agents_guard` are already used in this module",
+        ),
+        (
+            # wrapped tools run outside the adapter's turns would share one turn across requests
+            (
+                "clerk = Agent(name='Clerk', tools=[])\n\n\n"
+                "@app.post('/desk')\nasync def desk(text: str, request_id: str = Header(...)):\n"
+                "    for _ in range(3):\n        result = await Runner.run(clerk, text)\n"
+                "    return result.final_output\n\n\n"
+                "@app.post('/stream')\nasync def stream(text: str):\n"
+                "    return Runner.run_streamed(clerk, text)\n"
+            ),
+            "`clerk` is also run at line 22 in a way the adapter cannot take",
         ),
     ],
     ids=[
@@ -829,6 +843,7 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
         "adapter-agent-built-elsewhere",
         "adapter-agent-without-tools",
         "adapter-guard-names-taken",
+        "adapter-agent-also-streamed",
     ],
 )
 def test_retry_fix_refusals_leave_the_code_and_say_why(source: str, reason: str) -> None:
