@@ -294,9 +294,7 @@ _LLAMA_INDEX = (
         "shared by design, isolation comes from the chat_store_key of each memory.",
     ),
     Entry(
-        names=(
-            "llama_index.core.storage.chat_store.sql.SQLAlchemyChatStore",
-        ),
+        names=("llama_index.core.storage.chat_store.sql.SQLAlchemyChatStore",),
         kind=STATELESS,
         framework="llama_index",
         version=_LI,
