@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The floors a LibCST linter is measured against: bare loops over a list of files, one process.
 
-Why: DESIGN.md §8 promises that dupguard costs little more than parsing with LibCST and
+Why: bench/RESULTS.md's targets promise that dupguard costs little more than parsing with LibCST and
 walking the tree once, so the benchmark needs those floors measured on exactly the files the
 linter sees, in the same run. ``bench/run.py`` starts this script as a subprocess (so that its
 wall time includes interpreter start-up and the ``import libcst``, like the linter's does).

@@ -3,7 +3,7 @@
 
 Why this exists: dupguard's first promise is precision (a linter that cries wolf gets
 uninstalled), its second is recall.  The corpus was labelled from the rule definitions in
-DESIGN.md §4, not from the implementation, so these figures are an honest measurement of the
+rules/*/doc.md, not from the implementation, so these figures are an honest measurement of the
 rules as users will meet them.
 
 Usage::

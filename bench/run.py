@@ -2,8 +2,8 @@
 """dupguard's speed, measured against its neighbours on the same files in the same run.
 
 Why this exists: a linter that slows down pre-commit or CI gets switched off, and a
-LibCST-based linter is easy to make slow (DESIGN.md §8). This script checks the promises of
-§8 with numbers: irrelevant files cost a text search, relevant files cost little more than one
+LibCST-based linter is easy to make slow (bench/RESULTS.md lists the targets). This script checks those
+targets with numbers: irrelevant files cost a text search, relevant files cost little more than one
 LibCST parse and one walk, workers scale, the cache works, the flake8 adapter is thin.
 
 Usage (from the repository root, with the project's Python, where dupguard is installed)::

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost per line of one large agent module: does dupguard stay linear in the size of a file?
+"""Cost per line of a large agent module and per file of a large tree: is dupguard linear in both?
 
 Why: real applications keep thousands of lines in one module (a FastAPI app with every route
 in ``main.py``). A query that scans every function or binding of the file is harmless on the
@@ -23,15 +23,32 @@ time spent in Python's garbage collector is counted apart (``gc s``, and the "wi
 columns): on a large module one full collection walks the whole tree and lands in whichever
 phase happens to be running; ``--breakdown`` prints each rule's share, collector included.
 
-Usage: ``python bench/sizes.py [--lines 1000,10000,100000] [--reps N] [--breakdown] [--write DIR]``
-(``--write`` keeps the generated modules, e.g. to profile one with ``bench/phases.py``).
+The tree case asks the same of a project (a whole public repository once took 29 minutes; a pass
+over the whole project must not make a tree cost more per file as it grows): a generated tree of
+up to 10,000 files (``tree_file``: mostly modules with no agent in them, some agent modules, some
+route modules that import an agent from a sibling module, some correct per-request agent code,
+packages with ``__init__.py``) is linted by the real command, ``python -m dupguard check --no-cache --isolated --jobs 1``, at 100,
+1,000 and 10,000 files. Each size is the first files of one sequence, so the mix is the same at
+every size. Time per file is the CPU time of that process minus its start-up (a run on the first
+four files, one of each kind, measured in the same run), divided by the number of further files; it
+must stay within 1.5x across sizes (the column "net per file vs first", and the last line: largest
+over smallest). The tree lives in a temporary directory.
+
+Usage: ``python bench/sizes.py [--lines 1000,10000,100000] [--files 100,1000,10000] [--reps N]
+[--breakdown] [--write DIR]`` (an empty ``--lines ''`` or ``--files ''`` skips that case;
+``--write`` keeps the generated modules and trees, e.g. to profile one with ``bench/phases.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -310,14 +327,259 @@ def measure(text: str) -> dict[str, float]:
     return out
 
 
+AGENT_MODULE = '''"""Support agent {i}: built once at import, served by the routes of a sibling module."""
+
+from fastapi import FastAPI
+from llama_index.core.agent import ReActAgent
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.tools import FunctionTool
+
+from .util_{u} import normalise_{u}
+
+
+def lookup_{i}(order_id: str) -> str:
+    """Look an order up."""
+    return normalise_{u}(order_id)
+
+
+TOOLS_{i} = [FunctionTool.from_defaults(fn=lookup_{i}, name="lookup_{i}")]
+memory_{i} = ChatMemoryBuffer.from_defaults(token_limit=4000)
+agent_{i} = ReActAgent.from_tools(tools=TOOLS_{i}, memory=memory_{i})
+app = FastAPI()
+
+
+@app.post("/chat/{i}")
+async def chat_{i}(payload: dict):
+    result = None
+    for attempt in range(3):
+        try:
+            result = await agent_{i}.achat(payload["message"])
+            break
+        except TimeoutError:
+            continue
+    return {{"answer": str(result)}}
+
+
+def make_agent_{i}() -> ReActAgent:
+    return ReActAgent.from_tools(tools=TOOLS_{i}, memory=ChatMemoryBuffer.from_defaults(token_limit=4000))
+'''
+
+ROUTE_MODULE = '''"""Routes of service {i}: no agent framework imported here, the agent comes from a sibling."""
+
+from fastapi import APIRouter
+
+from .agents_{a} import agent_{a}, make_agent_{a}
+
+router = APIRouter()
+SESSION_ID = "default"
+
+
+@router.post("/ask/{i}")
+async def ask_{i}(question: str):
+    answer = await agent_{a}.achat(question)
+    return {{"answer": str(answer), "session": SESSION_ID}}
+
+
+@router.post("/fresh/{i}")
+async def fresh_{i}(question: str):
+    agent = make_agent_{a}()
+    return {{"answer": str(await agent.achat(question))}}
+'''
+
+PER_REQUEST_MODULE = '''"""Correct agent code: one agent per call, nothing shared between requests."""
+
+from langchain.agents import AgentExecutor, create_tool_calling_agent
+from langchain_core.tools import tool
+
+
+@tool
+def weather_{i}(city: str) -> str:
+    """The weather in a city."""
+    return city.upper()
+
+
+def answer_{i}(llm, prompt, question: str) -> str:
+    agent = create_tool_calling_agent(llm, [weather_{i}], prompt)
+    executor = AgentExecutor(agent=agent, tools=[weather_{i}])
+    history = []
+    result = executor.invoke({{"input": question}})
+    history.append(result)
+    return str(result["output"])
+'''
+
+PLAIN_MODULE = '''"""Utilities {i}: the bulk of a real project, with nothing for dupguard to report."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+
+PATTERN_{i} = re.compile(r"[^a-z0-9]+")
+
+
+def normalise_{i}(text: str) -> str:
+    """Lower-case ``text`` and squeeze everything else into dashes."""
+    return PATTERN_{i}.sub("-", text.lower()).strip("-")
+
+
+@dataclasses.dataclass
+class Record{i}:
+    name: str
+    tags: list[str] = dataclasses.field(default_factory=list)
+    history: list[str] = dataclasses.field(default_factory=list)
+
+    def tag(self, *tags: str) -> None:
+        for tag in tags:
+            if tag not in self.tags:
+                self.tags.append(tag)
+        self.history.append(",".join(tags))
+
+    def summary(self) -> str:
+        return f"{{self.name}} ({{len(self.tags)}} tags)"
+
+
+def group_{i}(records: Iterable[Record{i}]) -> dict[str, list[Record{i}]]:
+    groups: dict[str, list[Record{i}]] = {{}}
+    for record in records:
+        for tag in record.tags or ["untagged"]:
+            groups.setdefault(tag, []).append(record)
+    return groups
+
+
+def retry_{i}(fn, attempts: int = 3):
+    """Call ``fn`` until it stops raising ``OSError`` (a file on a flaky mount)."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except OSError:
+            if attempt == attempts - 1:
+                raise
+    return None
+
+
+class Cache{i}:
+    def __init__(self) -> None:
+        self.items: dict[str, str] = {{}}
+
+    def get(self, key: str, default: str = "") -> str:
+        return self.items.get(key, default)
+
+    def put(self, key: str, value: str) -> None:
+        self.items[key] = value
+'''
+
+
+def tree_file(i: int) -> tuple[str, str]:
+    """The ``i``-th file of the generated tree: (relative path, text). Directories of 100 files,
+    each a package; of every 25 files one is an agent module, the next one a route module importing
+    that agent from its sibling, the next one correct per-request agent code, the rest plain code."""
+    package, slot = f"svc{i // 100:03d}", i % 100
+    if slot == 0:
+        return f"{package}/__init__.py", f'"""Service package {i // 100}."""\n'
+    kind = slot % 25
+    if kind == 1:
+        return f"{package}/agents_{i}.py", AGENT_MODULE.format(i=i, u=i + 3)
+    if kind == 2:
+        return f"{package}/routes_{i}.py", ROUTE_MODULE.format(i=i, a=i - 1)
+    if kind == 3:
+        return f"{package}/answer_{i}.py", PER_REQUEST_MODULE.format(i=i)
+    return f"{package}/util_{i}.py", PLAIN_MODULE.format(i=i)
+
+
+def write_tree(root: Path, files: int) -> int:
+    """Write the first ``files`` files of the tree under ``root``; return its number of lines."""
+    lines = 0
+    for i in range(files):
+        rel, text = tree_file(i)
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        lines += text.count("\n")
+    return lines
+
+
+def lint_tree(root: Path) -> tuple[float, float, int]:
+    """CPU and wall seconds of ``dupguard check`` on ``root`` as a user runs it (one process,
+    ``--jobs 1``, no cache, no configuration), and its number of findings."""
+    cmd = [sys.executable, "-m", "dupguard", "check", "--no-cache", "--isolated", "--jobs", "1"]
+    cmd += ["--output-format", "json", "--exit-zero", "."]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"))
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"dupguard exited {proc.returncode} on {root}: {proc.stderr.strip()[-800:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, len(json.loads(proc.stdout))
+
+
+START_FILES = 4  # one file of each kind: the smallest tree that loads everything a tree needs
+
+
+def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
+    """The tree case (module docstring): time per file at each size, and its ratio to the first.
+
+    The process's fixed cost (the interpreter, the imports, the catalog: about half a second once a
+    file needs the analysis, a twentieth without) is measured on the first ``START_FILES`` files of
+    the tree and subtracted: "net" is ``(CPU(n) - CPU(start)) / (n - START_FILES)``, the cost of one
+    more file. Sizes below 5,000 files and the start-up run ``max(reps, 5)`` times and the fastest
+    counts: at 100 files the net time is a tenth of a second, as large as the noise of a loaded
+    machine."""
+    small_reps = max(reps, 5)
+    with tempfile.TemporaryDirectory(prefix="dupguard-tree-") as tmp:
+        base = Path(write) if write else Path(tmp)
+        start_tree = base / f"tree_{START_FILES}"
+        write_tree(start_tree, START_FILES)
+        start = min(lint_tree(start_tree)[0] for _ in range(small_reps))
+        print(
+            f"start-up ({START_FILES} files, one of each kind): {start:.3f} s CPU, subtracted for 'net';"
+            f" dupguard check --jobs 1 --no-cache, best of {small_reps} below 5,000 files"
+        )
+        print(
+            f"{'files':>8} {'lines':>9} {'findings':>8} {'CPU s':>8} {'wall s':>8} {'ms/file':>8}"
+            f" {'net ms/file':>11} {'net per file vs first':>21}"
+        )
+        nets = []
+        for size in sizes:
+            root = base / f"tree_{size}"
+            lines = write_tree(root, size)
+            runs = [lint_tree(root) for _ in range(small_reps if size < 5_000 else 1)]
+            cpu, wall, findings = min(runs)
+            nets.append(max(cpu - start, 0.0) / max(size - START_FILES, 1))
+            print(
+                f"{size:>8} {lines:>9} {findings:>8} {cpu:>8.2f} {wall:>8.2f} {1e3 * cpu / size:>8.2f}"
+                f" {1e3 * nets[-1]:>11.3f} {nets[-1] / nets[0]:>21.2f}",
+                flush=True,
+            )
+        if len(nets) > 1 and min(nets) > 0:
+            spread = max(nets) / min(nets)
+            verdict = "within" if spread <= 1.5 else "NOT within"
+            print(f"net time per file, largest / smallest over the sizes: {spread:.2f} ({verdict} 1.5x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", default="1000,10000,100000", help="comma-separated module sizes (lines)")
     ap.add_argument("--reps", type=int, default=3, help="runs per size below 50,000 lines (the fastest counts)")
-    ap.add_argument("--write", metavar="DIR", help="also write the generated modules to DIR")
+    ap.add_argument("--files", default="100,1000,10000", help="comma-separated tree sizes (files)")
+    ap.add_argument("--write", metavar="DIR", help="also write the generated modules and trees to DIR")
     ap.add_argument("--breakdown", action="store_true", help="also print every rule's µs/line per size")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.lines.split(",") if s.strip()]
+    files = [int(s) for s in args.files.split(",") if s.strip()]
+    if sizes:
+        module_sizes(sizes, args.reps, args.write, args.breakdown)
+    if files:
+        if sizes:
+            print()
+        tree_sizes(files, args.reps, args.write)
+    return 0
+
+
+def module_sizes(sizes: list[int], reps: int, write: str | None, breakdown: bool) -> None:
+    """The module case (module docstring): model + rules time per line at each size."""
     # warm up: imports, the catalog, the walker's per-type plans
     measure(generate(300))
     print(
@@ -329,10 +591,10 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         text = generate(size)
         n = text.count("\n")
-        if args.write:
-            Path(args.write).mkdir(parents=True, exist_ok=True)
-            (Path(args.write) / f"app_{size}.py").write_text(text, encoding="utf-8")
-        runs = [measure(text) for _ in range(args.reps if size < 50_000 else 1)]
+        if write:
+            Path(write).mkdir(parents=True, exist_ok=True)
+            (Path(write) / f"app_{size}.py").write_text(text, encoding="utf-8")
+        runs = [measure(text) for _ in range(reps if size < 50_000 else 1)]
         t = min(runs, key=lambda r: r["model"] + r["rules"])
         in_gc = t["gc model"] + t["gc rules"]
         per_line = (t["model"] + t["rules"]) / n
@@ -347,14 +609,13 @@ def main(argv: list[str] | None = None) -> int:
             f"  {slowest} {1e6 * t[slowest] / n:.1f} µs/line",
             flush=True,
         )
-        if args.breakdown:
+        if breakdown:
             steps = sorted((k for k in t if k.startswith("DUP") or k == "positions"), key=lambda k: -t[k])
             print(
                 "          µs/line (of which gc): "
                 + ", ".join(f"{k} {1e6 * t[k] / n:.1f} ({1e6 * t['gc ' + k] / n:.1f})" for k in steps),
                 flush=True,
             )
-    return 0
 
 
 if __name__ == "__main__":

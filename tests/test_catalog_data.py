@@ -34,7 +34,7 @@ if str(_SRC) not in sys.path:  # script mode from a framework venv
     sys.path.insert(0, str(_SRC))
 
 from dupguard.semantic import catalog as catalog_mod
-from dupguard.semantic.catalog import Catalog, Entry, Kind, Registration
+from dupguard.semantic.catalog import RERUNS_TOOLS, Catalog, Entry, Kind, Registration, RetrySetting
 
 
 def _load_catalog_data():
@@ -53,6 +53,7 @@ def _load_catalog_data():
 DATA = _load_catalog_data()
 ENTRIES: tuple[Entry, ...] = DATA.ENTRIES
 REGISTRATIONS: tuple[Registration, ...] = DATA.REGISTRATIONS
+RETRY_SETTINGS: tuple[RetrySetting, ...] = DATA.RETRY_SETTINGS
 FRAMEWORK_MODULES: tuple[str, ...] = DATA.FRAMEWORK_MODULES
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -89,6 +90,7 @@ def test_types_and_non_empty():
             "tools_kwargs",
             "session_kwargs",
             "history_getters",
+            "user_state_kwargs",
         ):
             value = getattr(e, field)
             assert isinstance(value, tuple), (_entry_label(e), field)
@@ -169,6 +171,10 @@ def test_kwarg_fields_fit_their_kind():
             assert e.run_methods, f"{label}: history_getters belong to something that runs"
         for kw in (*e.name_kwargs, *e.session_kwargs, *e.history_getters):
             assert re.fullmatch(_IDENT, kw) or _INDEX.match(kw), (label, kw)
+        if e.user_state_kwargs:
+            # only toolkits cache a user's account; "*" means always, alone
+            assert e.kind is Kind.TOOL, label
+            assert e.user_state_kwargs == ("*",) or all(re.fullmatch(_IDENT, kw) for kw in e.user_state_kwargs), label
 
 
 def test_registration_methods_are_unique_and_covered():
@@ -402,6 +408,53 @@ def test_callables_resolve_where_their_package_is_installed():
     assert checked >= 20, checked
 
 
+# ------------------------------------------------------- retry settings (DUP507)
+
+_RERUNS = {"tools", "runnable", "model", "validation", "http"}
+
+
+def test_retry_settings_cite_version_source_and_what_they_rerun():
+    for s in RETRY_SETTINGS:
+        assert isinstance(s, RetrySetting) and s.names, s
+        assert all(_DOTTED.match(n) and _covered(n) for n in s.names), s.names
+        assert s.reruns in _RERUNS, (s.names[0], s.reruns)
+        assert _VERSION.search(s.version), (s.names[0], s.version)
+        for src in s.source.split("; "):
+            assert src.endswith(".py") and src.split("/")[0] in {n.split(".")[0] for n in s.names}, src
+        assert len(s.why) >= 40 and s.why.endswith((".", ")")), s.names[0]
+        assert s.summary and not s.summary.endswith("."), s.names[0]
+        assert all(re.fullmatch(_IDENT, k) for k in (*s.keywords, *s.requires, *s.tools_kwargs)), s.names[0]
+        # a method setting (``with_retry``) has no keyword; a constructor setting needs one or is
+        # opted into by building the object (by_default)
+        assert bool(s.method) != bool(s.keywords or s.by_default), s.names[0]
+        assert not s.by_default or s.default > 0, s.names[0]
+
+
+def test_retry_setting_names_are_unique():
+    names = [n for s in RETRY_SETTINGS if not s.method for n in s.names]
+    assert len(names) == len(set(names)), "one setting per constructor (the rule keys them by name)"
+
+
+def test_retry_settings_pinned_from_the_sources():
+    """What each framework's retry repeats, as read in its source (docs/rules/DUP507.md)."""
+    by_name = {n: s for s in RETRY_SETTINGS for n in s.names}
+    crew = by_name["crewai.Agent"]
+    assert (crew.reruns, crew.keywords, crew.default, crew.by_default) == ("tools", ("max_retry_limit",), 2, True)
+    assert by_name["crewai.Task"].requires == ("guardrail", "guardrails")
+    assert by_name["agno.agent.Agent"].reruns == "tools" and by_name["agno.agent.Agent"].default == 0
+    assert by_name["langchain.agents.middleware.ToolRetryMiddleware"].by_default
+    assert by_name["pydantic_ai.Agent"].reruns == "validation"
+    assert by_name["openai.OpenAI"].reruns == "http"
+    assert {s.reruns for s in RETRY_SETTINGS if s.method == "with_retry"} == {"runnable"}
+    assert {s.reruns for s in RETRY_SETTINGS} >= set(RERUNS_TOOLS)
+
+
+def test_stop_at_tool_facts_name_the_sdk():
+    assert {"agents.Agent", "agents.agent.Agent"} <= DATA.SDK_AGENTS
+    assert all(n.startswith("agents.") for n in (*DATA.STOP_AT_TOOLS, *DATA.MODEL_SETTINGS))
+    assert all(_covered(n) and isinstance(i, int) for n, i in DATA.TOOLS_POSITION.items())
+
+
 # ------------------------------------------------------------- docs/catalog.md tables
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "catalog.md"
@@ -457,6 +510,7 @@ def render_tables() -> str:
                 ("name", e.name_kwargs),
                 ("session", e.session_kwargs),
                 ("history getter", e.history_getters),
+                ("user state", e.user_state_kwargs),
             ):
                 if value:
                     kw.append(f"{label}: " + ", ".join(f"`{v}`" for v in value))
@@ -475,6 +529,27 @@ def render_tables() -> str:
         receivers = ", ".join(f"`{x}`" for x in r.receivers) or "any"
         out.append(
             f"| `{r.method}` | {r.framework} | {receivers} | {_cell(r.version)} | `{r.source}` | {_cell(r.why)} |"
+        )
+    out += [
+        "",
+        "### Retry settings (DUP507)",
+        "",
+        (
+            "What one retry repeats: `tools` re-runs the agent loop and every tool already called; "
+            "`runnable` re-runs whatever the object runs; `model`, `validation` and `http` run no tool again."
+        ),
+        "",
+        "| names | setting | repeats | default | version | source | why |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in RETRY_SETTINGS:
+        names = "<br>".join(f"`{n}`" for n in s.names)
+        setting = f"`.{s.method}(...)`" if s.method else ", ".join(f"`{k}=`" for k in s.keywords)
+        if s.requires:
+            setting += " with " + " or ".join(f"`{k}=`" for k in s.requires)
+        default = f"{s.default}" + (" (applies unless set)" if s.by_default else "")
+        out.append(
+            f"| {names} | {setting} | {s.reruns} | {default} | {_cell(s.version)} | `{s.source}` | {_cell(s.why)} |"
         )
     out += [
         "",
@@ -574,7 +649,25 @@ def verify_installed(frameworks: set[str]) -> int:
                     problems += 1
                     continue
             checked += 1
-    for item in (*ENTRIES, *REGISTRATIONS):
+    for s in RETRY_SETTINGS:
+        if frameworks and s.framework not in frameworks:
+            continue
+        for n in s.names:
+            try:
+                owner = _resolve(n)
+            except Exception:
+                continue  # another version's path, or not installed here
+            if s.method:
+                ok = hasattr(owner, s.method)
+            else:
+                fields = getattr(owner, "model_fields", None) or {}
+                params = set(fields) | set(inspect.signature(owner).parameters)
+                ok = set(s.keywords) | set(s.requires) <= params
+            if not ok:
+                print(f"NO-SETTING {n}: {s.method or s.keywords}")
+                problems += 1
+            checked += 1
+    for item in (*ENTRIES, *REGISTRATIONS, *RETRY_SETTINGS):
         for src in item.source.split("; "):
             top = src.split("/")[0]
             if _importable("google.adk" if top == "google" else top) and not any(

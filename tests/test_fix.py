@@ -619,8 +619,13 @@ from tenacity import retry, stop_after_attempt
 CALLS = []
 
 
+def issue_refund(order_id: str) -> str:
+    CALLS.append(order_id)
+    return "refunded " + order_id
+
+
 def answer(prompt: str, message_id: int) -> str:
-    support = StrandsAgent(system_prompt="You issue refunds.")
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])
     while True:
         try:
             return str(support(prompt))
@@ -630,7 +635,7 @@ def answer(prompt: str, message_id: int) -> str:
 
 @retry(stop=stop_after_attempt(4))
 def run_support(text: str, request_id: str) -> str:
-    support = StrandsAgent(system_prompt="You issue refunds.")
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])
     return str(support(text))
 """
 
@@ -686,8 +691,9 @@ def test_retry_fix_keys_runs_by_the_request_id_and_really_runs_once(tmp_path: Pa
 
 def test_retry_fix_refuses_non_json_results() -> None:
     text = RETRY_SOURCE.replace("return str(support(prompt))", "return support(prompt)").replace(
-        '-> str:\n    support = StrandsAgent(system_prompt="You issue refunds.")\n    return str(support(text))',
-        ':\n    support = StrandsAgent(system_prompt="You issue refunds.")\n    return support(text)',
+        '-> str:\n    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])\n'
+        "    return str(support(text))",
+        ':\n    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])\n    return support(text)',
     )
     outcome, fixed, error = fix_text(text, frozenset({"DUP501"}))
     assert error is None and fixed == text
@@ -702,13 +708,20 @@ import asyncio
 
 from strands import Agent as StrandsAgent
 
+LEDGER = []
+
+
+def issue_refund(order_id: str) -> str:
+    LEDGER.append(order_id)
+    return "refunded " + order_id
+
 
 async def ask(support: StrandsAgent, prompt: str) -> str:
     return str(support(prompt))
 
 
 async def answer(prompt: str, request_id: str) -> str:
-    support = StrandsAgent(system_prompt="You issue refunds.")
+    support = StrandsAgent(system_prompt="You issue refunds.", tools=[issue_refund])
     for attempt in range(3):
         try:
             return await ask(support, prompt)
@@ -755,11 +768,11 @@ def test_retry_fix_awaits_an_async_helper_once_per_key(tmp_path: Path) -> None:
 REFUSED_HEAD = (
     "from agents import Agent, Runner\nfrom fastapi import FastAPI, Header\n"
     "from llama_index.core.agent import ReActAgent\nfrom tenacity import retry, stop_after_attempt\n\n"
-    "app = FastAPI()\nbilling = Agent(name='Billing', instructions='Send invoices.')\n\n\n"
+    "app = FastAPI()\nbilling = Agent(name='Billing', instructions='Send invoices.', tools=[send_invoice])\n\n\n"
 )
 # seed 000's own shape, as it was written
 SEED_000 = (
-    "@app.post('/chat')\nasync def chat(payload: dict{param}):\n    agent = ReActAgent.from_tools(tools=[])\n"
+    "@app.post('/chat')\nasync def chat(payload: dict{param}):\n    agent = ReActAgent.from_tools(tools=[refund_tool])\n"
     "    message = payload['message']\n    for _ in range(3):\n        result = await {run}\n"
     "    return {{'answer': str(result)}}\n"
 )
@@ -804,6 +817,17 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             ),
             "`run_billing()` takes *args/**kwargs; write the key function by hand",
         ),
+        (
+            (
+                "@retry(stop=stop_after_attempt(4))\ndef execute_tool_call(tool_call_id: str, arguments: str) -> dict:\n"
+                "    return billing_api.post('/refunds', json=arguments)\n"
+            ),
+            "`tool_call_id` is minted per model response: a retried or re-planned turn comes back under a new one",
+        ),
+        (
+            ASK + SEED_000.format(param=", call_id: str", run="ask(agent, message)"),
+            "`call_id` is minted per model response",
+        ),
     ],
     ids=[
         "seed-000-no-request-id",
@@ -812,6 +836,8 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
         "name-taken",
         "decorator-not-json",
         "star-args",
+        "tool-call-id-is-no-key",
+        "call-id-is-no-key",
     ],
 )
 def test_retry_fix_refusals_leave_the_code_and_say_why(source: str, reason: str) -> None:

@@ -10,7 +10,7 @@ from test_fix import unmarked_bad
 from test_precommit import _target, _try_repo, pytestmark, repo_under_test  # noqa: F401  (fixture)
 
 
-def test_dupguard_fix_hook_fixes_the_file_and_reports_the_change(tmp_path: Path, repo_under_test: Path) -> None:
+def test_dupguard_fix_hook_fixes_the_file_and_reports_the_change(tmp_path: Path, repo_under_test: Path) -> None:  # noqa: F811
     folder = RULES_DIR / "DUP301-duplicate-tool"
     target = _target(
         tmp_path,

@@ -32,10 +32,8 @@ SHARED_AGENT = (
 
 # Cycles that belong to other parts of the tree, as (importer, imported-module prefix): a
 # package whose ``__init__`` loads its own submodules, which import the package back.
-# - ``dupguard.runtime.backends.default_backend()`` imports ``.memory``, which implements
-#   the contract defined in ``dupguard.runtime.backends``.
-# Remove an entry once its cycle is gone.
-KNOWN_CYCLE_EDGES = (("dupguard.runtime.backends", "dupguard.runtime.backends."),)
+# Remove an entry once its cycle is gone (none is left).
+KNOWN_CYCLE_EDGES: tuple[tuple[str, str], ...] = ()
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

@@ -49,3 +49,19 @@ def collect_then_sort(messages: list, tool_calls: list, call_tool):
         results = {futures[f]: f.result() for f in as_completed(futures)}
     for index in sorted(results):
         messages.append({"role": "tool", "content": results[index]})
+
+
+def respond(message: str, chat_history: list):
+    # a Gradio event function: `box.submit(...)` below registers it; it is not executor.submit,
+    # and chat_history is this visitor's own value, passed in and returned by Gradio
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": message}])
+    chat_history.append({"role": "assistant", "content": reply.choices[0].message.content})
+    return "", chat_history
+
+
+def build_ui(gr):
+    with gr.Blocks() as demo:
+        history = gr.Chatbot()
+        box = gr.Textbox()
+        box.submit(respond, inputs=[box, history], outputs=[box, history])
+    return demo

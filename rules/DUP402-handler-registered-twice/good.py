@@ -76,3 +76,9 @@ def install_fallback(manager: LlamaCallbackManager) -> None:
 bot = Application.builder().token("TOKEN").build()
 bot.add_handler(MessageHandler(filters.TEXT, print))
 bot.add_handler(MessageHandler(filters.TEXT, print))
+
+
+# one decorator factory applied to two functions registers two tools
+def register_tools(executor: UserProxyAgent) -> None:
+    executor.register_for_execution()(crm_lookup)
+    executor.register_for_execution()(send_email)

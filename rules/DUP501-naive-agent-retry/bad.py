@@ -74,7 +74,7 @@ def answer(prompt: str, message_id: str) -> str:
 
 # raw OpenAI tool execution retried by backoff: the refund is posted twice after a read timeout
 @backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)  # error: DUP501
-def execute_tool_call(tool_call_id: str, arguments: str) -> dict:
+def execute_tool_call(idempotency_key: str, arguments: str) -> dict:
     response = payments.post("/refunds", json=json.loads(arguments))
     response.raise_for_status()
     return response.json()

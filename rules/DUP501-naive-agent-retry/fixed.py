@@ -77,9 +77,9 @@ def answer(prompt: str, message_id: str) -> str:
 
 
 # raw OpenAI tool execution retried by backoff: the refund is posted twice after a read timeout
-@idempotent(key=lambda tool_call_id, arguments: tool_call_id, on_in_progress="wait")
+@idempotent(key=lambda idempotency_key, arguments: idempotency_key, on_in_progress="wait")
 @backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)
-def execute_tool_call(tool_call_id: str, arguments: str) -> dict:
+def execute_tool_call(idempotency_key: str, arguments: str) -> dict:
     response = payments.post("/refunds", json=json.loads(arguments))
     response.raise_for_status()
     return response.json()

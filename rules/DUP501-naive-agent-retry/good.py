@@ -55,10 +55,10 @@ async def run_billing(text: str, key: str):
     return await Runner.run(billing, text)
 
 
-# the tool executor itself is @idempotent: a retried call with the same tool call id replays its result
+# the tool executor itself is @idempotent: a retried call with the same key replays its result
 @backoff.on_exception(backoff.expo, httpx.HTTPError, max_tries=4)
-@idempotent(key=lambda tool_call_id, arguments: tool_call_id)
-def execute_tool_call(tool_call_id: str, arguments: str) -> dict:
+@idempotent(key=lambda idempotency_key, arguments: idempotency_key)
+def execute_tool_call(idempotency_key: str, arguments: str) -> dict:
     response = payments.post("/refunds", json=json.loads(arguments))
     response.raise_for_status()
     return response.json()
@@ -122,3 +122,16 @@ async def translations(text: str) -> list[str]:
         result = await Runner.run(billing, text)
         out.append(result.final_output)
     return out
+
+
+# a retry around an agent whose tools only read: replaying it repeats model calls and reads
+def multiply(a: float, b: float) -> float:
+    return round(a * b, 4)
+
+
+research_agent = Agent(name="researcher", tools=[multiply])
+
+
+@retry(stop=stop_after_attempt(3))
+async def research(question: str):
+    return await Runner.run(research_agent, question)

@@ -35,3 +35,21 @@ def rebound_in_branch(messages: list, msg: dict, retry: bool) -> None:
     if retry:
         msg = {"role": "user", "content": "try again"}
         messages.append(msg)
+
+
+def user_then_assistant(history: list, pair: tuple) -> None:
+    # two messages of one exchange: pair[0] and pair[1] are different objects
+    history.append(pair[0])
+    history.append(pair[1])
+
+
+def rebound_by_unpacking(messages: list, queue: list) -> None:
+    msg, meta = queue.pop()
+    messages.append(msg)
+    msg, meta = queue.pop()  # a tuple target rebinds msg: the next append is another message
+    messages.append(msg)
+
+
+def built_per_append(messages: list, text: str) -> None:
+    messages.append(make_message(text))
+    messages.append(make_message(text))

@@ -122,3 +122,19 @@ def worker() -> None:
         for call in msg.tool_calls or []:
             DISPATCH[call.function.name](**json.loads(call.function.arguments))
         jobs.task_done()
+
+
+# bounded by a budget of tool calls rather than by a round counter
+def budgeted(messages: list) -> str:
+    remaining = 12
+    while remaining:
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=SCHEMAS)
+        message = reply.choices[0].message
+        messages.append(message)
+        if not message.tool_calls:
+            return message.content
+        remaining -= len(message.tool_calls)
+        for call in message.tool_calls:
+            result = DISPATCH[call.function.name](**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": str(result)})
+    return "tool budget spent"

@@ -53,6 +53,11 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--config", metavar="PATH", help="use this pyproject.toml or dupguard.toml")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument(
+        "--max-file-size",
+        metavar="SIZE",
+        help="skip (and report) files larger than this: bytes, or e.g. 512KB, 2MB; 0 for no limit (default: 2MB)",
+    )
 
 
 def _add_fix_options(parser: argparse.ArgumentParser, *, alias: bool = False) -> None:
@@ -81,7 +86,7 @@ def _add_fix_options(parser: argparse.ArgumentParser, *, alias: bool = False) ->
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter without its ``import shutil`` (which brings bz2 and lzma: ≈ 4 ms of
-    the one-file pre-commit start-up, target 6). argparse makes one per ``add_argument``; the
+    the one-file pre-commit start-up: bench/RESULTS.md, target 6). argparse makes one per ``add_argument``; the
     width is what ``shutil.get_terminal_size`` would give, found once per run."""
 
     def __init__(
@@ -182,7 +187,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "force_exclude", None):
         table["force-exclude"] = True
     if getattr(args, "cache_dir", None):
-        table["cache-dir"] = args.cache_dir
+        # a path on the command line is relative to the working directory, and may point
+        # anywhere (a config file's cache-dir must stay inside the project)
+        table["cache-dir"] = os.path.abspath(args.cache_dir)
+    if getattr(args, "max_file_size", None) is not None:
+        table["max-file-size"] = args.max_file_size
     return parse_table(table, source="command line")
 
 

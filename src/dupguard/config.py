@@ -42,6 +42,11 @@ DEFAULT_EXCLUDE = (
 )
 
 
+# a generated module past this size costs seconds and hundreds of MB to parse (bench/RESULTS.md);
+# hand-written agent code is far below it
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
+
+
 class ConfigError(Exception):
     """A bad configuration value; the message names the key and what is allowed."""
 
@@ -61,8 +66,12 @@ class Settings(NamedTuple):
     fixable: tuple[str, ...] = ("DUP",)
     unfixable: tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    # lint test modules too (pipeline.is_test_module); off: test modules are not served code
+    check_test_modules: bool = False
     output_format: str | None = None
     cache_dir: str = ".dupguard_cache"
+    # files larger than this many bytes are skipped and reported (0: no limit)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
     extend_stateful_agents: tuple[str, ...] = ()
     extend_stateless: tuple[str, ...] = ()
     extend_memory_classes: tuple[str, ...] = ()
@@ -127,9 +136,16 @@ _STR_LIST_KEYS = (
     "extend-handler-decorators",
     "extend-idempotency-guards",
 )
-_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
+_BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "check-test-modules")
 _STR_KEYS = ("cache-dir",)
-ALL_KEYS = _CODE_LIST_KEYS + _STR_LIST_KEYS + _BOOL_KEYS + _STR_KEYS + ("per-file-ignores", "output-format")
+_PATTERN_KEYS = ("exclude", "extend-exclude")
+ALL_KEYS = (
+    _CODE_LIST_KEYS + _STR_LIST_KEYS + _BOOL_KEYS + _STR_KEYS + ("per-file-ignores", "output-format", "max-file-size")
+)
+
+# a gitignore pattern that is a plain path: no wildcard, escape, negation or comment
+# (discovery.py matches these without pathspec)
+LITERAL_PATTERN = r"/?[\w.-]+(?:/[\w.-]+)*/?"
 
 
 def _check_codes(key: str, value: Any) -> tuple[str, ...]:
@@ -150,6 +166,75 @@ def _check_strs(key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
     return tuple(value)
+
+
+def is_literal_pattern(pattern: str) -> bool:
+    """A plain-path gitignore pattern (``build``, ``tests/corpus``, ``dist/``), without ``.``/``..`` parts."""
+    import re
+
+    return re.fullmatch(LITERAL_PATTERN, pattern) is not None and not {".", ".."} & set(pattern.strip("/").split("/"))
+
+
+def _check_patterns(key: str, value: Any) -> tuple[str, ...]:
+    """gitignore patterns, each one that pathspec would refuse (``!``, ``[z-a]``) named here
+    rather than when discovery first matches a path against it."""
+    patterns = _check_strs(key, value)
+    for pattern in patterns:
+        if "\0" in pattern:
+            raise ConfigError(f"{key}: {pattern!r} contains a NUL character")
+        if is_literal_pattern(pattern):
+            continue
+        import pathspec
+
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # pathspec raises its own error or re.error, depending on the pattern
+            raise ConfigError(f"{key}: {pattern!r} is not a valid gitignore pattern ({exc})") from None
+    return patterns
+
+
+_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def _check_size(key: str, value: Any) -> int:
+    """Bytes: an integer, or a string such as ``"512KB"`` or ``"2MB"`` (1024-based); 0 means no limit."""
+    expected = f'{key}: expected a number of bytes such as 2097152 or "2MB" (0: no limit), got {value!r}'
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif isinstance(value, str):
+        import re
+
+        match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)B?\s*", value.upper())
+        if match is None:
+            raise ConfigError(expected)
+        size = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    else:
+        raise ConfigError(expected)
+    if size < 0:
+        raise ConfigError(expected)
+    return size
+
+
+def _check_cache_dir(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{key}: expected a path string, got {value!r}")
+    if "\0" in value:
+        raise ConfigError(f"{key}: {value!r} contains a NUL character")
+    return value
+
+
+def check_project_cache_dir(value: str) -> str:
+    """A ``cache-dir`` from a project's config file stays inside the project: a repository's
+    config must not make ``check`` write elsewhere (an absolute path, or ``..`` out of the
+    project). One given on the command line may point anywhere."""
+    import posixpath
+
+    if Path(value).is_absolute() or value.startswith(("/", "\\")):
+        raise ConfigError(f"cache-dir: {value!r} is absolute; in a config file it must be a path inside the project")
+    normal = posixpath.normpath(value.replace("\\", "/"))
+    if normal == ".." or normal.startswith("../"):
+        raise ConfigError(f"cache-dir: {value!r} leads out of the project; in a config file it must stay inside it")
+    return value
 
 
 def _check_dotted(key: str, value: Any) -> tuple[str, ...]:
@@ -176,6 +261,8 @@ def parse_table(table: dict[str, Any], *, source: str) -> dict[str, Any]:
                 out[attr] = _check_codes(key, value)
             elif key.startswith("extend-") and key in _STR_LIST_KEYS and key not in ("extend-exclude",):
                 out[attr] = _check_dotted(key, value)
+            elif key in _PATTERN_KEYS:
+                out[attr] = _check_patterns(key, value)
             elif key in _STR_LIST_KEYS:
                 out[attr] = _check_strs(key, value)
             elif key in _BOOL_KEYS:
@@ -183,9 +270,9 @@ def parse_table(table: dict[str, Any], *, source: str) -> dict[str, Any]:
                     raise ConfigError(f"{key}: expected true or false, got {value!r}")
                 out[attr] = value
             elif key in _STR_KEYS:
-                if not isinstance(value, str) or not value:
-                    raise ConfigError(f"{key}: expected a path string, got {value!r}")
-                out[attr] = value
+                out[attr] = _check_cache_dir(key, value)
+            elif key == "max-file-size":
+                out[attr] = _check_size(key, value)
             elif key == "output-format":
                 if value not in OUTPUT_FORMATS:
                     raise ConfigError(f"{key}: {value!r} is not one of {', '.join(OUTPUT_FORMATS)}")
@@ -230,13 +317,24 @@ def load_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
     except ValueError as exc:  # invalid TOML or not UTF-8
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: tool: expected a table, got {tool!r}")
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("dupguard", {})
+        table = tool.get("dupguard", {})
     else:
-        table = data.get("tool", {}).get("dupguard", data)
+        table = tool.get("dupguard", data)
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.dupguard] must be a table")
-    return parse_table(table, source=str(path))
+        raise ConfigError(f"{path}: [tool.dupguard] must be a table, got {table!r}")
+    values = parse_table(table, source=str(path))
+    if "cache_dir" in values:
+        try:
+            check_project_cache_dir(values["cache_dir"])
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: [tool.dupguard] {exc}") from None
+    return values
 
 
 def resolve(

@@ -18,8 +18,12 @@ Safety by construction:
 * a pass whose output does not parse (or no longer compiles when the input did), or a
   file that has not settled after ``MAX_PASSES`` passes, keeps its original content, and
   the rule and file are reported;
-* writes go to a temporary file in the same directory, then ``os.replace``; the file's
-  mode is kept, and a file that changed on disk while it was being fixed is left alone.
+* writes go to a temporary file in the same directory, then ``os.replace``, so a run
+  killed at any moment leaves each file entirely old or entirely new
+  (tests/test_fix_kill.py); the file's mode and owner are kept; a file that changed on disk
+  while it was being fixed (content or status, checked again right before the rename) and a
+  read-only file are left alone with a message; a file with several hard links is written
+  in place, so that the links stay one file (:func:`write_atomic`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +38,19 @@ from typing import TYPE_CHECKING
 
 from .config import Settings, _selected
 from .diagnostics import Diagnostic, FileError
-from .pipeline import Analysis, Job, SourceError, Task, analyse_module, decode, extra_modules, gate, parse, run
+from .pipeline import (
+    Analysis,
+    Job,
+    SourceError,
+    Task,
+    analyse_module,
+    check_nesting,
+    decode,
+    extra_modules,
+    gate,
+    parse,
+    run,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -186,8 +201,9 @@ def fix_module(
                 original_text,
             )
         try:
+            check_nesting(new_code)  # libcst would crash on it, not raise
             new_module = cst.parse_module(new_code, config=module.config_for_parsing)
-        except Exception as exc:
+        except Exception as exc:  # whatever libcst raises, the file is left as it was
             return _refused(
                 filename,
                 original,
@@ -298,34 +314,145 @@ FIX = Task("fixing", fix_job, keeps_source=True)
 # ----------------------------------------------------------------------------- files
 
 
-def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
-    """Replace ``path``'s content with ``data`` via a temporary file in the same directory.
+class WriteRefused(OSError):
+    """A fixed file that is deliberately not written; the message says why, for users."""
 
-    A symlink is followed (the link stays a link); the mode is kept; if the file no longer
-    holds ``expected`` (someone edited it meanwhile) nothing is written.
-    """
-    target = Path(os.path.realpath(path))
-    info = target.stat()
-    if target.read_bytes() != expected:
-        raise OSError(f"{path} changed while it was being fixed; not written")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dupguard", dir=target.parent)
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    """The same file with the same content, as far as its status tells (inode, size, times)."""
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (
+        b.st_dev,
+        b.st_ino,
+        b.st_size,
+        b.st_mtime_ns,
+        b.st_ctime_ns,
+    )
+
+
+def _read_target(target: str) -> tuple[bytes, os.stat_result]:
+    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise WriteRefused("no longer a regular file; not written")
+        return handle.read(), info
+
+
+# devices on which an unnamed file could not be linked (overlayfs says EXDEV): named temporaries there
+_NO_TMPFILE: set[int] = set()
+
+
+def _fill(fd: int, data: bytes, info: os.stat_result) -> None:
+    """The new content, with the old file's mode and owner, flushed to disk."""
+    with open(fd, "wb", closefd=False) as handle:
+        handle.write(data)
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        os.fchown(fd, info.st_uid, info.st_gid)
+    except OSError:
+        pass  # not ours to give away: the file keeps this user's ownership
+    os.fsync(fd)
+
+
+def _temporary_name(directory: str, name: str, attempt: int) -> str:
+    return os.path.join(directory, f".{name}.{os.getpid()}.{attempt}.dupguard")
+
+
+def _write_new(directory: str, name: str, data: bytes, info: os.stat_result) -> str:
+    """A new file in ``directory`` holding ``data``; returns its temporary name.
+
+    Written unnamed (``O_TMPFILE``) and linked to its name only once complete where the
+    system allows, so a run killed while writing leaves nothing behind; else created under a
+    fresh name with ``O_EXCL | O_NOFOLLOW`` (never through a link).
+    """
+    if hasattr(os, "O_TMPFILE") and info.st_dev not in _NO_TMPFILE and os.path.isdir("/proc/self/fd"):
         try:
-            os.chown(tmp, info.st_uid, info.st_gid)
-        except (PermissionError, AttributeError):
-            pass
-        os.replace(tmp, target)
-    except BaseException:
+            fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+        except OSError:  # a file system without it
+            _NO_TMPFILE.add(info.st_dev)
+        else:
+            try:
+                _fill(fd, data, info)
+                for attempt in range(100):
+                    tmp = _temporary_name(directory, name, attempt)
+                    try:
+                        os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+                    except FileExistsError:
+                        continue
+                    except OSError:  # it cannot be named here: a named temporary file instead
+                        _NO_TMPFILE.add(info.st_dev)
+                        break
+                    return tmp
+            finally:
+                os.close(fd)
+    for attempt in range(100):
+        tmp = _temporary_name(directory, name, attempt)
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            _fill(fd, data, info)
+        except BaseException:
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            raise
+        finally:
+            os.close(fd)
+        return tmp
+    raise FileExistsError(f"no free temporary name in {directory}")
+
+
+def write_atomic(path: Path, data: bytes, expected: bytes, before: os.stat_result | None = None) -> None:
+    """Replace ``path``'s content ``expected`` (read with status ``before``) with ``data``.
+
+    A symlink is followed (the link stays a link; discovery only lets links within the
+    project through). Nothing is written, with a :class:`WriteRefused` saying why, when the
+    file no longer holds ``expected`` or its status changed since it was read (someone
+    edited it meanwhile: checked once before writing and again right before the rename),
+    or when it is read-only (no write permission bit, or not writable by this user). The
+    new content goes to a temporary file in the same directory with the mode and owner of
+    the old one, flushed to disk, then renamed over it: a run killed at any moment leaves
+    the file entirely old or entirely new. A file with several hard links is written in
+    place instead (a rename would split the links into two files).
+    """
+    target = os.path.realpath(path)
+    current, info = _read_target(target)
+    if current != expected or (before is not None and not _same_file(info, before)):
+        raise WriteRefused("changed while it was being fixed; not written")
+    if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise WriteRefused("is read-only; not written")
+    if info.st_nlink > 1:
+        _write_in_place(target, data, info)
+        return
+    directory, name = os.path.split(target)
+    tmp: str | None = _write_new(directory, name, data, info)
+    try:
+        # the last moment to notice an edit made while this file was being written
+        if not _same_file(os.stat(target, follow_symlinks=False), info):
+            raise WriteRefused("changed while it was being fixed; not written")
+        os.replace(tmp, target)  # type: ignore[arg-type]
+        tmp = None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _write_in_place(target: str, data: bytes, info: os.stat_result) -> None:
+    """Overwrite a hard-linked file's content through one descriptor (not atomic: the price
+    of keeping the links one file)."""
+    fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not _same_file(os.fstat(fd), info):
+            raise WriteRefused("changed while it was being fixed; not written")
+        with open(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -404,9 +531,12 @@ def fix_paths(
         file_result.fixed = fixed
         if write and source.path is not None:
             try:
-                write_atomic(source.path, fixed, data)
+                write_atomic(source.path, fixed, data, source.stat)
+            except WriteRefused as exc:
+                file_result.error = str(exc)
             except OSError as exc:
-                file_result.error = str(exc) if "changed while" in str(exc) else f"cannot write: {exc.strerror or exc}"
+                file_result.error = f"cannot write: {exc.strerror or exc}"
+            if file_result.error is not None:
                 file_result.fixed = data
                 result.errors.append(FileError(source.filename, file_result.error))
     return result

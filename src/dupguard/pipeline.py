@@ -3,7 +3,8 @@
 One module owns every step a file goes through, so the two commands cannot drift apart:
 
 * **read**: a file's bytes, or the reason it cannot be read (``is a directory``,
-  ``permission denied``, ``no such file or directory``, the system's words otherwise);
+  ``permission denied``, ``no such file or directory``, a FIFO, socket or device, which is
+  never opened, a file larger than ``max-file-size``, the system's words otherwise);
 * **decode**: bytes → text and the encoding that turns the text back into the same bytes
   (BOM, PEP 263 coding cookie, UTF-8 otherwise), so ``fix`` writes files byte-exactly;
 * **gate**: ``per-file-ignores``, the prefilter's text test and ``# dupguard: noqa`` decide
@@ -24,24 +25,31 @@ there are enough of them to be worth a pool, so the workers' ``import libcst`` o
 rest of that pass; the pool forks (Linux) from a parent that has not imported libcst, and
 gets the settings and the task once per worker, not once per file; nothing about processes
 is imported unless a pool is started.
+
+A worker that dies (a native crash such as a stack overflow in the parser, or the kernel's
+out-of-memory killer) costs only its file: the files of the batches the broken pool did not
+finish are run again, each in a process of its own, and the one that kills its process is
+reported as an error (:meth:`_Runner.results`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__
-from .config import Settings, code_matches
+from .config import ConfigError, Settings, code_matches
 from .diagnostics import Diagnostic, FileError
 from .prefilter import might_matter
 from .suppression import file_is_exempt, line_suppresses
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.connection import Connection
 
     import libcst as cst
 
@@ -67,10 +75,49 @@ class SourceError(ValueError):
 # ----------------------------------------------------------------------------- the steps
 
 
-def read(path: Path) -> bytes:
-    """A file's bytes; :class:`SourceError` names why they cannot be had."""
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(mode: int) -> str:
+    kind = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+    return f"not a regular file ({kind}), skipped" if kind != "not a regular file" else "not a regular file, skipped"
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"{size} bytes, larger than max-file-size ({limit} bytes), skipped"
+
+
+def read_file(path: Path, max_size: int = 0) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and the status of what was read; :class:`SourceError` names why
+    they cannot be had. ``max_size`` (0: no limit): larger files are refused unread.
+
+    A FIFO, socket or device is refused before it is opened (reading one blocks or never
+    ends, opening some has effects); the open is non-blocking and the opened file is checked
+    again, in case the path was swapped meanwhile. ``fix`` compares the status with the file's
+    just before writing (fixer.write_atomic).
+    """
     try:
-        return path.read_bytes()
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise SourceError("is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError(_not_regular(info.st_mode))
+        if max_size and info.st_size > max_size:
+            raise SourceError(_too_large(info.st_size, max_size))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        with open(fd, "rb", buffering=0) as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise SourceError(_not_regular(info.st_mode))
+            data = handle.read(max_size + 1) if max_size else handle.read()
+        if max_size and len(data) > max_size:  # it grew since the stat
+            raise SourceError(_too_large(len(data), max_size))
+        return data, info
     except IsADirectoryError:
         raise SourceError("is a directory") from None
     except PermissionError:
@@ -79,6 +126,11 @@ def read(path: Path) -> bytes:
         raise SourceError("no such file or directory") from None
     except OSError as exc:
         raise SourceError(exc.strerror or str(exc)) from None
+
+
+def read(path: Path, max_size: int = 0) -> bytes:
+    """A file's bytes (:func:`read_file` without the status)."""
+    return read_file(path, max_size)[0]
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -115,13 +167,19 @@ def extra_modules(settings: Settings) -> tuple[str, ...]:
 
 
 def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> frozenset[str]:
-    """Apply ``per-file-ignores`` (globs relative to the project root, or basenames)."""
-    if not settings.per_file_ignores:
+    """Apply ``per-file-ignores`` (globs relative to the project root, or basenames), and leave
+    test modules out unless ``check-test-modules`` is set (``is_test_module``)."""
+    if not settings.per_file_ignores and settings.check_test_modules:
         return codes
     try:
-        rel = Path(path).resolve().relative_to(Path(settings.root).resolve()).as_posix()
+        rel: str | None = Path(path).resolve().relative_to(Path(settings.root).resolve()).as_posix()
     except ValueError:
-        rel = Path(path).as_posix()
+        rel = None
+    if not settings.check_test_modules and is_test_module(path, rel):
+        return frozenset()
+    if not settings.per_file_ignores:
+        return codes
+    rel = rel if rel is not None else Path(path).as_posix()
     ignored: list[str] = []
     for pattern, prefixes in settings.per_file_ignores:
         if fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
@@ -129,10 +187,35 @@ def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> froz
     return frozenset(c for c in codes if not code_matches(c, ignored))
 
 
+TEST_DIRECTORIES = frozenset({"tests", "test"})
+
+
+def is_test_module(path: str, rel: str | None) -> bool:
+    """Is this file a test module rather than served code? ``test_*.py``, ``*_test.py``,
+    ``conftest.py``, or a file under a ``tests/``/``test/`` directory of the project (the
+    directories of ``rel``, the path relative to the project root; a file outside the root is
+    judged by its name only).
+
+    Every rule reports about code that serves users: an agent shared by requests, a retry in a
+    handler, a tool registered twice on a live agent. Test modules run once, under a test
+    runner, and are where duplicates are written on purpose (a test that registers a tool
+    twice to assert the framework deduplicates it, a history built with a repeated message to
+    test a dedup helper), so no rule reports there (docs/configuration: ``check-test-modules``)."""
+    name = Path(path).name
+    if name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+        return True
+    if rel is None:
+        return False
+    return any(part in TEST_DIRECTORIES for part in rel.split("/")[:-1])
+
+
 def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
     """Can this text have a finding? Not without enabled codes, an agent or LLM framework
-    import (prefilter.py), or with a file-level ``# dupguard: noqa``. A text test: no parse."""
-    return bool(codes) and might_matter(text, extra) and not file_is_exempt(text)
+    import (prefilter.py), or with a file-level ``# dupguard: noqa``. A text test: no parse.
+    A lone ``\\r`` ends a line as ``\\n`` does (old Mac line endings are valid Python)."""
+    if not codes or not might_matter(text, extra):
+        return False
+    return not file_is_exempt(text.replace("\r", "\n") if "\r" in text else text)
 
 
 # Python's tokenizer refuses brackets nested deeper than this ("too many nested parentheses");
@@ -140,35 +223,52 @@ def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
 # exception) somewhere past a thousand levels (tests/test_pipeline.py).
 MAX_BRACKET_DEPTH = 200
 _OPENERS = "([{"
+# Nesting without brackets overflows it too: ``not not … x``, ``-- … x``, ``a.b.c…``,
+# ``f()()…``, ``a + a + …``, long ``elif`` chains, past about 5,900 levels on an 8 MB stack
+# (tests/test_hardening_lint.py). Every level takes at least one character, so a text this
+# short cannot get there; a longer one is given to Python's own parser first, which gives up
+# long before (RecursionError or MemoryError past about 3,000 levels). That parse costs about
+# a tenth of libcst's.
+SHALLOW_CHARS = 4096
 
 
 def _too_deeply_nested(text: str) -> bool:
-    """Are brackets nested deeper than Python allows? A file with fewer openers than the limit
-    cannot be (three ``str.count``s); otherwise a scan that counts brackets in strings and
-    comments too (closers never below zero) finds the candidates, and Python's own parser,
-    which stops at the limit, has the last word."""
-    if sum(text.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
-        return False
-    import re
+    """Is the text nested deeper than Python allows? A short file (``SHALLOW_CHARS``) with
+    fewer bracket openers than the limit cannot be (three ``str.count``s); otherwise a scan
+    that counts brackets in strings and comments too (closers never below zero) finds the
+    candidates, and Python's own parser, which stops at the limits, has the last word."""
+    if len(text) <= SHALLOW_CHARS:
+        if sum(text.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
+            return False
+        import re
 
-    depth = deepest = 0
-    for match in re.finditer(r"[()\[\]{}]", text):
-        if match.group() in _OPENERS:
-            depth += 1
-            deepest = max(deepest, depth)
-        elif depth:
-            depth -= 1
-    if deepest <= MAX_BRACKET_DEPTH:
-        return False
+        depth = deepest = 0
+        for match in re.finditer(r"[()\[\]{}]", text):
+            if match.group() in _OPENERS:
+                depth += 1
+                deepest = max(deepest, depth)
+            elif depth:
+                depth -= 1
+        if deepest <= MAX_BRACKET_DEPTH:
+            return False
     import ast
 
     try:
         compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        return "nested" in str(exc.msg)
-    except (ValueError, RecursionError, MemoryError):
+        return "nested" in str(exc.msg) or "too complex" in str(exc.msg)
+    except (RecursionError, MemoryError):
         return True
+    except ValueError:  # NUL characters (Python before 3.12): libcst says what it makes of them
+        return False
     return False
+
+
+def check_nesting(text: str) -> None:
+    """Raise :class:`SourceError` for a text too deeply nested to hand to libcst: every parse
+    of text dupguard did not check itself goes through this first (``fix`` re-parses its output)."""
+    if _too_deeply_nested(text):
+        raise SourceError("too deeply nested to parse")
 
 
 def parse(text: str) -> cst.Module:
@@ -177,8 +277,7 @@ def parse(text: str) -> cst.Module:
     ``module.code`` is ``text`` exactly (libcst round-trips), which is what lets ``fix`` edit
     the text and re-encode it with :func:`decode`'s encoding.
     """
-    if _too_deeply_nested(text):
-        raise SourceError("too deeply nested to parse")
+    check_nesting(text)
     import libcst as cst
 
     from .parsing import parse_module
@@ -269,7 +368,10 @@ def lint_text(
     """
     if not gate(text, codes, extra_modules(settings)):
         return []
-    return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa)
+    try:
+        return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa)
+    except RecursionError:
+        raise SourceError(TOO_DEEP_TO_ANALYSE) from None
 
 
 def _lint_parsed(
@@ -321,12 +423,19 @@ LINT = Task("linting", lint_job)
 Outcome = tuple[Any, "str | None"]  # the task's value, or the reason the file failed
 
 
+# a tree that Python's parser and libcst accept can still be deeper than the rules' visitors
+# (Python code, under Python's recursion limit) can walk
+TOO_DEEP_TO_ANALYSE = "too deeply nested to analyse"
+
+
 def _run_one(task: Task, job: Job, settings: Settings) -> Outcome:
     try:
         return task.run(job, settings), None
     except SourceError as exc:
         return None, str(exc)
-    except Exception as exc:
+    except RecursionError:
+        return None, TOO_DEEP_TO_ANALYSE
+    except Exception as exc:  # a bug in dupguard must not hide the other files' results
         return None, f"internal error while {task.verb} ({type(exc).__name__}: {exc}); please report it"
 
 
@@ -353,6 +462,29 @@ def _run_batch(jobs: list[Job]) -> list[Outcome]:
     return [_run_one(task, job, settings) for job in jobs]
 
 
+def _run_alone(conn: Any, task: Task, settings: Settings, job: Job) -> None:
+    """A process of its own for one file: the outcome goes back through ``conn``."""
+    try:
+        conn.send(_run_one(task, job, settings))
+    except Exception as exc:  # an outcome that cannot be sent (pickled) is an internal error
+        conn.send((None, f"internal error while {task.verb} ({type(exc).__name__}: {exc}); please report it"))
+    finally:
+        conn.close()
+
+
+def _crash_reason(task: Task, exitcode: int | None) -> str:
+    import signal
+
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    else:
+        how = f"exit code {exitcode}"
+    return f"dupguard crashed while {task.verb} this file ({how}); please report it"
+
+
 class _Runner:
     """Runs the task on relevant files as they are found: here, or in a pool once it pays.
 
@@ -368,6 +500,8 @@ class _Runner:
         self.waiting: list[Job] = []
         self.waiting_chars = 0
         self.futures: list[Future[list[Outcome]]] = []
+        # each future's jobs, until it succeeds: what to run again if the pool breaks
+        self.batches: list[list[Job] | None] = []
         self.pool: ProcessPoolExecutor | None = None
 
     def add(self, job: Job, files_left: int) -> None:
@@ -384,31 +518,102 @@ class _Runner:
         if self.pool is not None and (len(self.waiting) >= BATCH_FILES or self.waiting_chars >= BATCH_CHARS):
             self._submit()
 
-    def _start(self) -> None:
+    def _context(self) -> Any:
         import multiprocessing
         import sys
-        from concurrent.futures import ProcessPoolExecutor
 
         # fork where it is safe and cheap: workers inherit what the parent has imported
-        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+        return multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+
+    def _start(self) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
         self.pool = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(self.task, self.settings)
+            max_workers=self.workers,
+            mp_context=self._context(),
+            initializer=_init_worker,
+            initargs=(self.task, self.settings),
         )
 
     def _submit(self) -> None:
         if self.waiting:
             assert self.pool is not None
-            self.futures.append(self.pool.submit(_run_batch, self.waiting))
+            future = self.pool.submit(_run_batch, self.waiting)
+            index = len(self.batches)
+            self.futures.append(future)
+            self.batches.append(self.waiting)
+            future.add_done_callback(lambda done: self._forget(index, done))
             self.waiting, self.waiting_chars = [], 0
+
+    def _forget(self, index: int, future: Future[list[Outcome]]) -> None:
+        """A batch that came back needs no second run: let its texts go."""
+        if not future.cancelled() and future.exception() is None:
+            self.batches[index] = None
 
     def results(self) -> list[Outcome]:
         if self.pool is None:
             return [_run_one(self.task, job, self.settings) for job in self.waiting]
         self._submit()
+        batches: list[list[Outcome] | None] = []
+        again: list[Job] = []
         try:
-            return [outcome for future in self.futures for outcome in future.result()]
+            for index, future in enumerate(self.futures):
+                try:
+                    batches.append(future.result())
+                except Exception:  # BrokenProcessPool: a worker died; or an outcome that did not come back
+                    jobs = self.batches[index]
+                    assert jobs is not None
+                    batches.append(None)
+                    again.extend(jobs)
         finally:
             self.pool.shutdown()
+        rerun = iter(self._run_apart(again) if again else [])
+        outcomes: list[Outcome] = []
+        for index, batch in enumerate(batches):
+            if batch is None:
+                jobs = self.batches[index]
+                assert jobs is not None
+                batch = [next(rerun) for _ in jobs]
+            outcomes.extend(batch)
+        return outcomes
+
+    def _run_apart(self, jobs: list[Job]) -> list[Outcome]:
+        """Each job in a process of its own, ``workers`` at a time: a file that kills its process
+        gets :func:`_crash_reason`, every other file its outcome. Forked from this process once
+        it has imported what the workers import, each process costs a few milliseconds."""
+        import multiprocessing
+        from multiprocessing.connection import wait
+
+        context = self._context() or multiprocessing.get_context()
+        if context.get_start_method() == "fork":
+            _init_worker(self.task, self.settings)
+        outcomes: list[Outcome | None] = [None] * len(jobs)
+        pending = list(enumerate(jobs))
+        pending.reverse()
+        running: dict[Connection, tuple[int, Any]] = {}
+        while pending or running:
+            while pending and len(running) < self.workers:
+                index, job = pending.pop()
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(target=_run_alone, args=(sender, self.task, self.settings, job), daemon=True)
+                process.start()
+                sender.close()
+                running[receiver] = (index, process)
+            for ready in wait(list(running)):
+                receiver = cast("Connection", ready)
+                index, process = running.pop(receiver)
+                outcome: Outcome | None
+                try:
+                    outcome = receiver.recv()
+                except (EOFError, OSError):  # the process died before it could answer
+                    outcome = None
+                except Exception as exc:  # an answer that cannot be read back
+                    outcome = None, f"internal error while {self.task.verb} ({type(exc).__name__}: {exc}); report it"
+                finally:
+                    receiver.close()
+                process.join()
+                outcomes[index] = outcome if outcome is not None else (None, _crash_reason(self.task, process.exitcode))
+        return [outcome for outcome in outcomes if outcome is not None]
 
     def close(self) -> None:
         """Stop the pool without waiting for queued work (after an error or an interrupt)."""
@@ -417,15 +622,18 @@ class _Runner:
 
 
 class Source:
-    """One file that could be read: its name, path (None for stdin), bytes when the task
-    keeps them, the task's value (None when the gate let nothing through) or the error."""
+    """One file that could be read: its name, path (None for stdin), bytes and status when the
+    task keeps them, the task's value (None when the gate let nothing through) or the error."""
 
-    __slots__ = ("data", "error", "filename", "path", "value")
+    __slots__ = ("data", "error", "filename", "path", "stat", "value")
 
-    def __init__(self, filename: str, path: Path | None, data: bytes | None) -> None:
+    def __init__(
+        self, filename: str, path: Path | None, data: bytes | None, info: os.stat_result | None = None
+    ) -> None:
         self.filename = filename
         self.path = path
         self.data = data
+        self.stat = info
         self.value: Any = None
         self.error: str | None = None
 
@@ -460,29 +668,35 @@ def run(
     decode_errors: list[FileError] = []
     paths = list(files)
 
-    def sources() -> Iterable[tuple[int, str, Path | None, bytes | None, str | None]]:
+    limit = settings.max_file_size
+
+    def sources() -> Iterable[tuple[int, str, Path | None, bytes | None, os.stat_result | None, str | None]]:
         for index, path in enumerate(paths):
             try:
-                yield index, str(path), path, read(path), None
+                data, info = read_file(path, limit)
+                yield index, str(path), path, data, info, None
             except SourceError as exc:
-                yield index, str(path), path, None, str(exc)
+                yield index, str(path), path, None, None, str(exc)
         if stdin is not None:
-            yield len(paths), stdin[0], None, stdin[1], None
+            if limit and len(stdin[1]) > limit:
+                yield len(paths), stdin[0], None, None, None, _too_large(len(stdin[1]), limit)
+            else:
+                yield len(paths), stdin[0], None, stdin[1], None, None
 
     try:
-        for index, filename, path, data, error in sources():
+        for index, filename, path, data, info, error in sources():
             if data is None:
                 read_errors.append(FileError(filename, error or "unreadable"))
                 continue
-            source = Source(filename, path, data if task.keeps_source else None)
+            source = Source(filename, path, *((data, info) if task.keeps_source else (None, None)))
             result.sources.append(source)
             codes = codes_for_file(filename, settings, enabled)
             key = None
             if cache is not None:
                 key = cache.key(data, codes)
-                cached = cache.get(key)
+                cached = cache.diagnostics(key, filename)
                 if cached is not None:
-                    source.value = [Diagnostic.from_cache(filename, d) for d in cached]
+                    source.value = cached
                     continue
             try:
                 text, encoding = decode(data)
@@ -525,11 +739,44 @@ class Result:
         self.errors: list[FileError] = []
 
 
-def _open_cache(settings: Settings) -> Cache:
-    from .cache import Cache  # hashlib and json: not needed with --no-cache
+def cache_directory(settings: Settings) -> Path:
+    """Where ``cache-dir`` points: relative to the project root (a command-line value is made
+    absolute by the CLI, relative to the working directory)."""
+    return Path(os.path.normpath(os.path.join(settings.root, settings.cache_dir)))
 
-    directory = Path(settings.root) / settings.cache_dir  # an absolute cache_dir replaces the root
-    return Cache(directory, settings.lint_hash(), __version__)
+
+def check_cache_directory(directory: Path, settings: Settings, files: list[Path]) -> None:
+    """Refuse a cache directory that holds the project or a file being linted: the cache writes
+    a ``.gitignore`` with ``*`` where it creates its directory, and neither git nor dupguard
+    would see those files again (``cache-dir = "."`` or ``"src"``). A string test, no I/O."""
+    cache = str(directory)
+    root = os.path.normpath(os.path.abspath(settings.root))
+    inside = cache.rstrip(os.sep) + os.sep
+    if root == cache or root.startswith(inside):
+        raise ConfigError(
+            f"cache-dir: {settings.cache_dir!r} would hold the whole project; use a directory of its own such as "
+            ".dupguard_cache"
+        )
+    for path in files:
+        if os.path.abspath(path).startswith(inside):
+            raise ConfigError(
+                f"cache-dir: {settings.cache_dir!r} holds files being linted ({path}); use a directory of its own "
+                "such as .dupguard_cache"
+            )
+
+
+def _open_cache(settings: Settings, files: list[Path]) -> Cache | None:
+    from .cache import Cache, user_key  # hashlib and json: not needed with --no-cache
+
+    directory = cache_directory(settings)
+    check_cache_directory(directory, settings, files)
+    key = user_key()
+    if key is None:  # no private place for the key (a read-only home): no cache rather than one anyone could write
+        return None
+    # a relative cache-dir (from a config file, or the default) is created under the root
+    # without following links; an absolute one was named on the command line
+    base = None if Path(settings.cache_dir).is_absolute() else Path(settings.root)
+    return Cache(directory, settings.lint_hash(), __version__, key, base=base)
 
 
 def lint_paths(
@@ -541,7 +788,9 @@ def lint_paths(
     stdin: tuple[str, bytes] | None = None,
 ) -> Result:
     """``check``: the ``lint`` task over every file, through the results cache."""
-    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=_open_cache(settings) if use_cache else None)
+    files = list(files)
+    cache = _open_cache(settings, files) if use_cache else None
+    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=cache)
     result = Result()
     result.errors = done.errors
     for source in done.sources:

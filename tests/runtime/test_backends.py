@@ -12,7 +12,7 @@ import time
 import pytest
 
 from dupguard.runtime import LeaseLost, MemoryBackend, SQLiteBackend, StoreError
-from dupguard.runtime.backends import default_backend
+from dupguard.runtime.backends.memory import default_backend
 
 
 def test_claim_busy_done_and_replay(backend):
@@ -214,7 +214,7 @@ def test_sqlite_errors_are_store_errors(tmp_path):
 
 def test_redis_errors_are_store_errors_not_redis_errors():
     redis = pytest.importorskip("redis")
-    import redis.asyncio
+    pytest.importorskip("redis.asyncio")  # makes ``redis.asyncio`` available below
 
     from dupguard.runtime import RedisBackend
 

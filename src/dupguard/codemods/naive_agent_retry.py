@@ -2,9 +2,11 @@
 
 Only when the function already has a parameter that identifies the user action
 (``request_id``, ``idempotency_key``, ``message_id``, ``event_id``, ``delivery_id``,
-``job_id``, ``task_id``, ``turn_id``, ``tool_call_id``, ``call_id``): a key invented by a
-codemod would decide wrongly which calls are "the same action", so without one the fix is
-skipped with that reason.
+``job_id``, ``task_id``, ``turn_id``): a key invented by a codemod would decide wrongly which
+calls are "the same action", so without one the fix is skipped with that reason. A model's
+tool-call id (``tool_call_id``, ``call_id``) is not such a parameter: the model mints a new one
+for every response, so a retried or re-planned turn would come back under a new key and run
+again (DUP506); a function that has only one is skipped with that reason.
 
 * a retry loop whose run keeps the text, ``str(support(prompt))``, becomes
   ``_idempotency.run(f"{__name__}.answer:{message_id}", lambda: str(support(prompt)))``,
@@ -55,9 +57,9 @@ KEY_PARAMS = (
     "job_id",
     "task_id",
     "turn_id",
-    "tool_call_id",
-    "call_id",
 )
+# per-turn ids (DUP506): never a key for a retried run
+PER_TURN_PARAMS = ("tool_call_id", "call_id", "tool_use_id", "invocation_id", "function_call_id", "response_id")
 IDEMPOTENCY = ("dupguard.runtime.Idempotency", "dupguard.runtime.idempotency.Idempotency")
 
 
@@ -70,6 +72,13 @@ def fix(ctx: FixContext, retry: Retry) -> FixProposal:
     if fn is None:
         return FixProposal.refuse("the retried run is not inside a function")
     key = next((p for p in KEY_PARAMS if p in fn.params), None)
+    per_turn = next((p for p in PER_TURN_PARAMS if p in fn.params), None)
+    if key is None and per_turn is not None:
+        return FixProposal.refuse(
+            f"`{per_turn}` is minted per model response: a retried or re-planned turn comes back under a "
+            f"new one and would run again (DUP506); give `{fn.name}()` the request or turn id and key the "
+            "run by it"
+        )
     if key is None:
         return FixProposal.refuse(
             f"no request id in scope: `{fn.name}()` has no parameter such as `request_id` or "

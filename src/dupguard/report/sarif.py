@@ -19,7 +19,7 @@ def _first_paragraph(doc: str, heading: str) -> str:
         start = next(i for i, line in enumerate(lines) if line.strip().lower() == f"## {heading}".lower())
     except StopIteration:
         return ""
-    paragraph = []
+    paragraph: list[str] = []
     for line in lines[start + 1 :]:
         if line.startswith("#"):
             break

@@ -1,4 +1,4 @@
-"""Parallel tool calls as one atomic batch per turn (seed 002: out-of-order results).
+"""Parallel tool calls as one atomic batch per turn (results arrive out of order).
 
 When a model asks for several tools at once, running them with ``asyncio.gather`` and writing
 each result into the history *as it completes* (or from inside the tasks) puts the results in

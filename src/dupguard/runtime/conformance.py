@@ -595,7 +595,9 @@ class Conformance:
         assert result == "rerun" and waited < lease + 5, f"takeover after the lease: {result!r} after {waited:.2f}s"
         new = s.get(compose_key("idem", k))
         assert new is not None and new.state == "done" and new.fence > old.fence, f"after takeover: {new}"
-        _raises(LeaseLost, lambda: s.complete(compose_key("idem", k), old.fence, {"pid": holder}, ttl=60), "the dead owner")
+        _raises(
+            LeaseLost, lambda: s.complete(compose_key("idem", k), old.fence, {"pid": holder}, ttl=60), "the dead owner"
+        )
         assert _live(s, compose_key("idem", k)).result == "rerun", "the dead owner's write must not land"
         assert Idempotency(s).run(k, lambda: "third") == "rerun", "the completed key must replay"
         assert ran == [holder], f"the killed holder ran once and nobody else in it: {ran}"

@@ -1,8 +1,8 @@
-"""A guard for objects that must not run two invocations at once (seed 004, Strands).
+"""A guard for objects that must not run two invocations at once (Strands raises on the second).
 
 An agent keeps its conversation in instance state; two overlapping invocations (a client
 retry after a timeout, ``asyncio.gather`` over one agent, two web requests hitting a shared
-instance) interleave their messages and corrupt that state for every later call. The seed's
+instance) interleave their messages and corrupt that state for every later call. The usual
 fix, ``if lock.locked(): raise`` on an ``asyncio.Lock``, has two holes this module closes:
 
 * an ``asyncio.Lock`` belongs to one event loop, but agents are called from several (a sync

@@ -61,7 +61,8 @@ from pathlib import PurePath
 from typing import Any, Literal, TypeVar
 
 from . import _waiters
-from .backends import Backend, Claim, Unstorable, check_duration, compose_key, default_backend
+from .backends import Backend, Claim, Unstorable, check_duration, compose_key
+from .backends.memory import default_backend
 from .errors import (
     IdempotencyInProgress,
     IdempotencyKeyMissing,

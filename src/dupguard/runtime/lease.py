@@ -14,7 +14,7 @@ which is exactly what should happen to a stuck owner. A call that runs longer th
 ``max_run`` (the idempotency ``ttl``) is also treated as stuck: its heartbeat stops and the
 lease runs out.
 
-``turn_lease(backend, key, ttl=…)`` is seed 001's "single-consumer ownership of each chat
+``turn_lease(backend, key, ttl=…)`` is "single-consumer ownership of each chat
 turn": entering it claims the turn, leaving it normally marks the turn done (a redelivered
 job then gets :class:`TurnCompleted`), leaving with an exception gives the turn back so the
 job can be retried.
@@ -23,6 +23,7 @@ job can be retried.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import logging
@@ -33,7 +34,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from .backends import Backend, check_duration, default_backend
+from .backends import Backend, check_duration
+from .backends.memory import default_backend
 from .errors import DupguardError, IdempotencyInProgress, LeaseLost, StoreError
 
 __all__ = ["Lease", "TurnCompleted", "aturn_lease", "turn_lease"]
@@ -199,10 +201,8 @@ class Lease:
             self._handle = None
         task = self._task
         if task is not None and task is not asyncio.current_task():
-            try:
+            with contextlib.suppress(Exception):  # _abeat reports its own errors
                 await asyncio.shield(task)
-            except Exception:  # pragma: no cover - _abeat catches its errors
-                pass
 
     # ------------------------------------------------------------------ ending
     def release(self) -> bool:

@@ -1,6 +1,6 @@
 """``ToolCallLedger``: each tool-call id executes once, however often its message is replayed.
 
-Seed 001's "store an idempotency key per tool call and skip already-processed ids", done
+The usual advice, "store an idempotency key per tool call and skip already-processed ids", done
 atomically and across workers: ``begin(call_id, name, args)`` claims the id in the store and
 answers with a :class:`CallDecision`:
 
@@ -35,7 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .backends import Backend, Claim, Record, Unstorable, check_duration, compose_key, default_backend
+from .backends import Backend, Claim, Record, Unstorable, check_duration, compose_key
+from .backends.memory import default_backend
 from .errors import ToolCallIdReused
 from .idempotency import payload_hash
 from .lease import Lease

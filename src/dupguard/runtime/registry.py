@@ -1,6 +1,6 @@
 """Per-session objects (agents, chat memories), built once and used one caller at a time.
 
-Seed 000's "better" fix is a dict keyed by session id::
+The fix tutorials give is a dict keyed by session id::
 
     if session_id not in store:
         store[session_id] = ChatMemoryBuffer.from_defaults()

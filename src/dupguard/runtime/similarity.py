@@ -1,4 +1,4 @@
-"""Lexical query similarity for deduplicating read-only tool calls (seed 003, done carefully).
+"""Lexical query similarity for deduplicating read-only tool calls (done carefully).
 
 This is *lexical*, not semantic: two queries count as "similar" when their word sets nearly
 coincide (``token_set_ratio`` ≥ ``threshold``). It knows nothing about meaning, so it refuses
@@ -134,8 +134,8 @@ NEGATIONS = frozenset(
     ]
 )
 
-#: Verbs (and their stems) that change state or destroy data. Seed 003 strips "dangerous
-#: tokens"; here a difference in them blocks similarity instead, so "delete user" and
+#: Verbs (and their stems) that change state or destroy data. The usual advice strips
+#: "dangerous tokens"; here a difference in them blocks similarity instead, so "delete user" and
 #: "deactivate user" stay two different requests.
 DANGEROUS_STEMS = frozenset(
     [

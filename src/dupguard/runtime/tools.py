@@ -1,10 +1,10 @@
 """Small fixes the safe autofixes insert: duplicate tools and repeated handler registration.
 
-* ``tools = [search_tool, search_tool]`` (seed 000) makes the model see one tool twice, and some
+* ``tools = [search_tool, search_tool]`` (rule DUP301) makes the model see one tool twice, and some
   frameworks then emit or execute its calls twice: :func:`dedupe_tools` keeps the first of
   each name.
-* ``llm.callback_manager.add_handler(MyHandler())`` inside a request handler (seed 000, "callbacks
-  registered twice") adds one more handler per request, so every event is processed N times:
+* ``llm.callback_manager.add_handler(MyHandler())`` inside a request handler (rule DUP401,
+  "callbacks registered twice") adds one more handler per request, so every event is processed N times:
   :func:`register_once` registers a handler on a long-lived object only once.
 """
 
@@ -127,7 +127,7 @@ def register_once(target: Any, handler: Any, *, method: str = "add_handler") -> 
     """
     register = getattr(target, method, None)
     if not callable(register):
-        raise AttributeError(f"{type(target).__name__} has no method {method!r}")
+        raise AttributeError(f"{type(target).__name__} has no method {method!r}")  # noqa: TRY004 (a missing attribute)
     handler_key = _handler_key(handler)
     with _lock:
         entry = _registered.get(id(target))

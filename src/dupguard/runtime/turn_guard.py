@@ -1,4 +1,4 @@
-"""Per-turn tool-call deduplication and limits: seed 003's ``ToolExecutionTracker`` done right.
+"""Per-turn tool-call deduplication and limits: a per-turn ``ToolExecutionTracker`` done right.
 
 Within one turn (one user message → one final answer, possibly many model↔tool rounds), a
 model stuck in a loop asks for the same tool again and again. :class:`TurnToolGuard` decides,
@@ -160,10 +160,10 @@ class Reservation:
             return await asyncio.shield(asyncio.wrap_future(self._entry.future))
         return self.result()
 
-    def __enter__(self) -> Reservation:
+    def __enter__(self) -> Reservation:  # noqa: PYI034 (typing.Self needs Python 3.11)
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         # An allowed reservation left open by an exception (or forgotten) did not produce a
         # result the model saw: cancel it so waiters are released and the slot is returned.
         if self.allowed and not self._done:

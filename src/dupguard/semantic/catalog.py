@@ -59,6 +59,11 @@ class Entry:
     # session id (LangChain ``get_session_history``): a getter that ignores the id and returns
     # one module-level memory makes every session share that memory (DUP102)
     history_getters: tuple[str, ...] = ()
+    # for toolkits (kind TOOL): the instance caches one user's credentials, client or data the
+    # first time a tool runs, so one module-level instance serves every user with the first
+    # user's account (DUP105). ("*",) always; otherwise the constructor keywords that pin it
+    # to one user (agno ``Mem0Tools(user_id=...)``)
+    user_state_kwargs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,42 @@ class Registration:
     # frameworks whose implementation skips a handler object it already holds, so only a
     # *new* instance per call accumulates there (DUP402 is then harmless for the same object)
     dedupes_same_object_in: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RetrySetting:
+    """A framework's own retry setting, and what one retry repeats (DUP507).
+
+    Frameworks retry at very different depths under similar names: CrewAI's
+    ``Agent(max_retry_limit=...)`` re-enters the whole task, tools included, while pydantic-ai's
+    ``Agent(retries=...)`` only lets the model correct a tool's arguments and an OpenAI client's
+    ``max_retries`` repeats one HTTP request. Only the first kind runs a tool's side effect
+    again, so each setting records what it repeats, read in the framework's source.
+    """
+
+    names: tuple[str, ...]  # the callables that take the setting (or, with ``method``, define it)
+    keywords: tuple[str, ...]  # the keyword(s) that set it; empty: constructing the object opts in
+    reruns: str  # what one retry repeats: "tools" | "runnable" | "model" | "validation" | "http"
+    default: int  # the framework's default number of retries
+    framework: str
+    version: str
+    source: str
+    why: str
+    # what one retry does, as a clause for messages ("re-runs the whole task, tools included")
+    summary: str
+    # a method called on any object of the framework (``Runnable.with_retry``) rather than a
+    # constructor keyword; the retried object is the method's receiver
+    method: str = ""
+    # keywords without which the setting does nothing (CrewAI's task retries need a guardrail)
+    requires: tuple[str, ...] = ()
+    # the retries happen at the default when the keyword is not written (CrewAI agents retry
+    # twice unless told otherwise; building a ``ToolRetryMiddleware`` is itself the setting)
+    by_default: bool = False
+    # keywords that hold the tools the retry re-runs (besides the object's own ``tools``)
+    tools_kwargs: tuple[str, ...] = ("tools",)
+
+
+RERUNS_TOOLS = ("tools", "runnable")
 
 
 # Methods assumed to run a user-declared agent or mutate a user-declared memory.

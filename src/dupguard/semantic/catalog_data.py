@@ -16,7 +16,7 @@ DUP103 can check the key instead.
 
 from __future__ import annotations
 
-from dupguard.semantic.catalog import Entry, Kind, Registration
+from dupguard.semantic.catalog import Entry, Kind, Registration, RetrySetting
 
 # the prefilter's module list, kept in its own module so the prefilter need not import this one
 from dupguard.semantic.framework_modules import FRAMEWORK_MODULES  # noqa: F401
@@ -1550,6 +1550,27 @@ REGISTRATIONS: tuple[Registration, ...] = (
         receivers=("pydantic_ai.Agent",),
     ),
     Registration(
+        method="system_prompt",
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/agent/__init__.py",
+        why="@agent.system_prompt appends the function to self._system_prompt_functions with no "
+        "duplicate check, so registering one per request on a shared agent adds every "
+        "session's prompt to every later run (pydantic/pydantic-ai#1209 asks how to give each "
+        "session its own prompt: per-run instructions= or a dynamic prompt reading deps).",
+        receivers=("pydantic_ai.Agent",),
+    ),
+    Registration(
+        method="instructions",
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/agent/__init__.py",
+        why="@agent.instructions appends the function to self._instructions with no duplicate "
+        "check: per-request registration on a shared agent accumulates every session's "
+        "instructions.",
+        receivers=("pydantic_ai.Agent",),
+    ),
+    Registration(
         method="add_tool",
         framework="agno",
         version=_AGNO,
@@ -1559,6 +1580,161 @@ REGISTRATIONS: tuple[Registration, ...] = (
         receivers=("agno.agent.Agent", "agno.team.Team"),
     ),
 )
+
+# --------------------------------------------------------------------------------------------
+# Retry settings (DUP507): what one retry of a framework's own retry setting repeats, read in
+# the framework's source. "tools" re-runs the agent loop and so every tool the failed attempt
+# had already called; "runnable" re-runs whatever the receiver runs (tools only when it is an
+# agent or a graph with a tool node); "model", "validation" and "http" run no tool again.
+# --------------------------------------------------------------------------------------------
+RETRY_SETTINGS: tuple[RetrySetting, ...] = (
+    RetrySetting(
+        names=("crewai.Agent", "crewai.agent.Agent", "crewai.agent.core.Agent"),
+        keywords=("max_retry_limit",),
+        reruns="tools",
+        default=2,
+        framework="crewai",
+        version=_CR,
+        source="crewai/agent/core.py",
+        why="an exception in execute_task goes to _handle_execution_error, which counts "
+        "_times_executed against max_retry_limit and calls execute_task again: the task's whole "
+        "agent loop, tools included, from the start (the default 2 applies to every agent).",
+        summary="re-runs the agent's whole task after any error, tools included",
+        by_default=True,
+    ),
+    RetrySetting(
+        names=("crewai.Task", "crewai.task.Task"),
+        keywords=("guardrail_max_retries", "max_retries"),
+        reruns="tools",
+        default=3,
+        framework="crewai",
+        version=_CR,
+        source="crewai/task.py",
+        why="when a guardrail rejects the output, _invoke_guardrail_function calls "
+        "agent.execute_task(task, context, tools) again up to guardrail_max_retries times "
+        "(max_retries is its deprecated alias): the tools run again with the feedback.",
+        summary="re-runs the task's agent, tools included, each time the guardrail rejects the output",
+        requires=("guardrail", "guardrails"),
+        by_default=True,
+    ),
+    RetrySetting(
+        names=("agno.agent.Agent", "agno.agent.agent.Agent", "agno.team.Team", "agno.team.team.Team"),
+        keywords=("retries",),
+        reruns="tools",
+        default=0,
+        framework="agno",
+        version=_AGNO,
+        source="agno/agent/_run.py; agno/team/_run.py",
+        why="run() loops over range(retries + 1) around the whole run (session read, model "
+        "calls and tool calls) and starts again after any exception, so a tool that already "
+        "ran runs again (agno-agi/agno#10366).",
+        summary="re-runs the whole agent run, tools included, after any exception",
+        tools_kwargs=("tools", "members"),
+    ),
+    RetrySetting(
+        names=(
+            "langchain.agents.middleware.ToolRetryMiddleware",
+            "langchain.agents.middleware.tool_retry.ToolRetryMiddleware",
+        ),
+        keywords=("max_retries",),
+        reruns="tools",
+        default=2,
+        framework="langchain",
+        version="langchain 1.5.0",
+        source="langchain/agents/middleware/tool_retry.py",
+        why="wrap_tool_call calls the tool handler again after a failed call (max_retries "
+        "defaults to 2, all tools unless tools= names some): a tool that failed after its "
+        "side effect runs again.",
+        summary="calls a tool again after it failed",
+        by_default=True,
+    ),
+    RetrySetting(
+        names=("langchain_core.runnables.Runnable", "langchain_core.runnables.base.Runnable"),
+        keywords=(),
+        reruns="runnable",
+        default=2,
+        framework="langchain_core",
+        version="langchain-core 1.8.2",
+        source="langchain_core/runnables/retry.py",
+        why="with_retry() wraps the runnable in RunnableRetry, whose _invoke calls the whole "
+        "bound runnable again per attempt: an AgentExecutor or an agent graph re-runs its "
+        "tools, a chat model only repeats the model call.",
+        summary="re-invokes the whole runnable after an error",
+        method="with_retry",
+    ),
+    # Settings with the same names that run no tool again (near-misses, kept so the reason is
+    # written down).
+    RetrySetting(
+        names=("pydantic_ai.Agent", "pydantic_ai.agent.Agent"),
+        keywords=("retries",),
+        reruns="validation",
+        default=1,
+        framework="pydantic_ai",
+        version=_PA,
+        source="pydantic_ai/tool_manager.py",
+        why="the budget for ModelRetry and argument ValidationError: the error goes back to the "
+        "model, which may call the tool again with new arguments; the framework never repeats "
+        "a tool call that raised anything else (_check_max_retries).",
+        summary="lets the model correct a tool call's arguments",
+    ),
+    RetrySetting(
+        names=("openai.OpenAI", "openai.AsyncOpenAI", "openai.AzureOpenAI", "openai.AsyncAzureOpenAI"),
+        keywords=("max_retries",),
+        reruns="http",
+        default=2,
+        framework="openai",
+        version="openai 3.54.0",
+        source="openai/_base_client.py",
+        why="retries one HTTP request to the API (connection errors, 408/409/429/5xx); the client executes no tools.",
+        summary="repeats one HTTP request",
+    ),
+    RetrySetting(
+        names=("agents.ModelSettings", "agents.model_settings.ModelSettings"),
+        keywords=("retry",),
+        reruns="model",
+        default=0,
+        framework="openai_agents",
+        version=_OA,
+        source="agents/model_settings.py",
+        why="ModelRetrySettings: opt-in runner-managed retries of the model call only; tool "
+        "calls are not part of the retried request.",
+        summary="repeats the model call",
+    ),
+    RetrySetting(
+        names=("strands.Agent", "strands.agent.Agent", "strands.agent.agent.Agent"),
+        keywords=("retry_strategy",),
+        reruns="model",
+        default=6,
+        framework="strands",
+        version=_ST,
+        source="strands/agent/agent.py",
+        why="ModelRetryStrategy retries the model call on throttling and transient errors "
+        "(max_attempts=6 by default); tools already run are not repeated.",
+        summary="repeats the model call",
+    ),
+)
+
+# The OpenAI Agents SDK's stop-at-tool settings (DUP204), openai-agents 0.24.0. Agent's
+# tool_use_behavior "stop_on_first_tool" or a StopAtTools dict makes a tool result the final
+# output (run_internal/turn_resolution.py: check_for_final_output_from_tools takes
+# tool_results[0] or the first listed tool's result), but only after every function tool of the
+# response has run (execute_function_tool_calls). ModelSettings.parallel_tool_calls defaults to
+# None, which leaves the request field out (models/openai_responses.py,
+# models/openai_chatcompletions.py), so the provider's default applies: parallel tool calls on.
+SDK_AGENTS = frozenset({"agents.Agent", "agents.agent.Agent"})
+STOP_AT_TOOLS = frozenset({"agents.StopAtTools", "agents.agent.StopAtTools"})
+MODEL_SETTINGS = frozenset({"agents.ModelSettings", "agents.model_settings.ModelSettings"})
+# Agent factories whose tools are a positional argument (index), besides ``tools=``:
+# langgraph-prebuilt 1.1.2 ``create_react_agent(model, tools)``, langchain 1.5.0
+# ``create_agent(model, tools=None)``, langgraph ``ToolNode(tools)``.
+TOOLS_POSITION = {
+    "langgraph.prebuilt.create_react_agent": 1,
+    "langgraph.prebuilt.chat_agent_executor.create_react_agent": 1,
+    "langchain.agents.create_agent": 1,
+    "langchain.agents.factory.create_agent": 1,
+    "langgraph.prebuilt.ToolNode": 0,
+    "langgraph.prebuilt.tool_node.ToolNode": 0,
+}
 
 # --------------------------------------------------------------------------------------------
 # Model clients and per-session stores of the frameworks above, and multi-agent wrappers: added
@@ -1705,6 +1881,76 @@ _MORE = (
     ),
 )
 
+# --------------------------------------------------------------------------------------------
+# Toolkits that keep one user's account on the instance (DUP105), read in agno 3.1.10 with
+# google-api-python-client, zep-cloud and mem0ai installed (the toolkits import them).
+# --------------------------------------------------------------------------------------------
+_USER_STATE_TOOLKITS = (
+    Entry(
+        names=(
+            "agno.tools.google.GmailTools",
+            "agno.tools.google.gmail.GmailTools",
+            "agno.tools.google.GoogleCalendarTools",
+            "agno.tools.google.calendar.GoogleCalendarTools",
+            "agno.tools.google.GoogleDriveTools",
+            "agno.tools.google.drive.GoogleDriveTools",
+            "agno.tools.google.GoogleSheetsTools",
+            "agno.tools.google.sheets.GoogleSheetsTools",
+            "agno.tools.google.GoogleSlidesTools",
+            "agno.tools.google.slides.GoogleSlidesTools",
+        ),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/google/auth/decorator.py",
+        why="every tool method is wrapped by google_authenticate(): the first call resolves "
+        "credentials (instance creds, service account, token DB or the OAuth flow; "
+        "GoogleToolkit._resolve_creds in agno/tools/google/base.py takes no user) and stores "
+        "them in self.creds and the built client in self._service, which every later call "
+        "reuses: one instance acts as the first user's account for everyone "
+        "(agno-agi/agno PR #7377).",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=(
+            "agno.tools.gmail.GmailTools",
+            "agno.tools.googlecalendar.GoogleCalendarTools",
+            "agno.tools.googlesheets.GoogleSheetsTools",
+        ),
+        kind=TOOL,
+        framework="agno",
+        version="agno 1.8.4",
+        source="agno/tools/gmail.py",
+        why="the module paths of agno 1.x (moved under agno.tools.google in 2.x): the "
+        "authenticate decorator runs _auth() once, which loads token.json or runs the local "
+        "OAuth flow, and keeps self.creds and self.service for every later call "
+        "(googlecalendar.py and googlesheets.py do the same).",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=("agno.tools.zep.ZepTools",),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/zep.py",
+        why="initialize() fixes self.user_id and self.session_id once (the given ones, or a "
+        "generated user-<uuid> and thread) and every memory read and write uses them: one "
+        "instance is one Zep user and thread for all callers.",
+        user_state_kwargs=("*",),
+    ),
+    Entry(
+        names=("agno.tools.mem0.Mem0Tools",),
+        kind=TOOL,
+        framework="agno",
+        version=_AGNO,
+        source="agno/tools/mem0.py",
+        why="_get_user_id() prefers self.user_id (the constructor's user_id=) over "
+        "run_context.user_id: built with user_id=, every caller reads and writes that one "
+        "user's memories; without it the run's user_id is used.",
+        user_state_kwargs=("user_id",),
+    ),
+)
+
 ENTRIES: tuple[Entry, ...] = (
     *_LLAMA_INDEX,
     *_AUTOGEN_02,
@@ -1719,6 +1965,7 @@ ENTRIES: tuple[Entry, ...] = (
     *_SMOLAGENTS,
     *_GOOGLE_ADK,
     *_AGNO_ENTRIES,
+    *_USER_STATE_TOOLKITS,
     *_SEMANTIC_KERNEL,
     *_PLAIN_CLIENTS,
     *_MORE,

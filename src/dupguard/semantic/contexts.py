@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import entrypoints as ep
+from .hosts import FORKED, streamlit_page
 from .model import string_value
 
 if TYPE_CHECKING:
@@ -68,9 +69,14 @@ def _decorator_context(model: Model, fn: Function, extra_handlers: frozenset[str
 def _registered(model: Model) -> dict[str, str]:
     """Functions handed by reference to a router, a queue or an app's ``lifespan=``."""
     out: dict[str, str] = {}
+    hosts = {qualified.split(".")[0] for qualified in model.imports.values()}
+    handlers = dict(ep.HANDLER_REGISTRATIONS)
+    for host, methods in ep.HOST_EVENT_REGISTRATIONS.items():
+        if host in hosts:
+            handlers.update(methods)
     for call in model.calls:
-        name = call.callee if call.callee in ep.HANDLER_REGISTRATIONS else call.method
-        for table, context in ((ep.HANDLER_REGISTRATIONS, ep.HANDLER), (ep.WORKER_REGISTRATIONS, ep.WORKER)):
+        name = call.callee if call.callee in handlers else call.method
+        for table, context in ((handlers, ep.HANDLER), (ep.WORKER_REGISTRATIONS, ep.WORKER)):
             if name not in table:
                 continue
             where = table[name]
@@ -108,6 +114,7 @@ def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset(
         for dec in fn.decorators:
             dec.call = model.call_for_node(dec.node)
     registered = _registered(model)
+    host_registered, forked = _host_registered(model)
     for fn in model.functions:
         context = _decorator_context(model, fn, extra_handlers)
         if context is None and fn.class_name is None and fn.parent is None:
@@ -122,8 +129,12 @@ def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset(
                 context = ep.HANDLER
             elif bases & ep.WORKER_BASES and fn.name == "run":
                 context = ep.WORKER
+        if context is None:
+            context = _host_context(model, fn, host_registered)
         if context is not None:
             fn.contexts.add(context)
+            if fn.name in forked or any(d.callee in ep.FORKED_JOB_DECORATORS for d in fn.decorators):
+                fn.contexts.add(FORKED)
     _propagate(model)
 
 
@@ -146,10 +157,12 @@ def _propagate(model: Model) -> None:
         for target in targets:
             source = call.function
             if source is None:
-                if call.in_main:
-                    target.reached_from.add(ep.SCRIPT)
-                elif model.is_streamlit:
+                if model.is_streamlit and streamlit_page(model):
+                    # the page script runs top to bottom once per session and interaction,
+                    # ``if __name__ == "__main__":`` included (hosts.py, Streamlit)
                     target.reached_from.add("streamlit")
+                elif call.in_main:
+                    target.reached_from.add(ep.SCRIPT)
                 continue
             edges.append((source, target))
     # nested functions run whenever their parent runs
@@ -168,3 +181,75 @@ def _propagate(model: Model) -> None:
             if new:
                 target.reached_from |= new
                 work.append(target)
+
+
+# ---------------------------------------------------------------------- hosts (entrypoints.py, "Hosts")
+
+
+def _host_registered(model: Model) -> tuple[dict[str, str], set[str]]:
+    """Functions handed to a host by reference (``websockets.serve(handler)``,
+    ``pn.chat.ChatInterface(callback=respond)``, arq's ``func(task)``), and the names of the
+    functions RQ runs in a forked work horse (``queue.enqueue(job)`` in a file importing rq)."""
+    out: dict[str, str] = {}
+    forked: set[str] = set()
+    tops = {qualified.split(".")[0] for qualified in model.imports.values()}
+    methods: dict[str, int] = {}
+    for host, table in ep.HOST_METHOD_REGISTRATIONS.items():
+        if host in tops:
+            methods.update(table)
+    rq = bool(tops & set(ep.FORKED_JOB_MODULES)) and not any(c.callee in ep.IN_PROCESS_RQ_WORKERS for c in model.calls)
+    for call in model.calls:
+        arg = None
+        context = ep.HANDLER
+        if call.callee in ep.HOST_REGISTRATIONS:
+            where, context = ep.HOST_REGISTRATIONS[call.callee]
+            arg = call.kw(where) if isinstance(where, str) else call.arg(str(where))
+            arg = arg or call.kw("handler") or call.kw("coroutine")
+        elif call.method in methods:
+            arg = call.arg(str(methods[call.method or ""])) or call.kw("callback") or call.kw("fn")
+        elif rq and call.method in ep.WORKER_REGISTRATIONS:
+            spot: object = ep.WORKER_REGISTRATIONS[call.method or ""]
+            arg = call.kw(spot) if isinstance(spot, str) else call.arg(str(spot))
+            if arg is not None and arg.dotted:
+                forked.add(arg.dotted)
+            continue
+        if arg is not None and arg.dotted and "." not in arg.dotted:
+            out.setdefault(arg.dotted, context)
+    return out, forked
+
+
+def _host_context(model: Model, fn: Function, registered: dict[str, str]) -> str | None:
+    """The context a host gives ``fn``: a decorator of a host app object
+    (``@app.entrypoint``, ``@app.route(route="chat")`` on an Azure ``FunctionApp``), a host
+    decorator by qualified name (``@cl.on_chat_resume``), a registration by reference, a base
+    class whose every method runs per connection (Channels consumers), or an Azure v1
+    ``main(req: func.HttpRequest)``."""
+    for dec in fn.decorators:
+        callee = dec.callee or ""
+        if callee in ep.HOST_HANDLER_DECORATORS:
+            return ep.HANDLER
+        if callee in ep.HOST_STARTUP_DECORATORS:
+            return ep.STARTUP
+        if dec.dotted and "." in dec.dotted:
+            receiver, _, method = dec.dotted.rpartition(".")
+            table = ep.HOST_APP_DECORATORS.get(_app_class(model, receiver) or "")
+            if table is not None and method in table:
+                return table[method]
+    if fn.class_name is None and fn.parent is None:
+        context = registered.get(fn.name)
+        if context is not None:
+            return context
+        for annotation in fn.param_annotations.values():
+            resolved = model.resolve(_dotted_annotation(annotation))
+            if resolved in ep.HOST_PARAM_ANNOTATIONS:
+                return ep.HOST_PARAM_ANNOTATIONS[resolved]
+    bases = set(model.classes.get(fn.class_name, ())) if fn.class_name is not None and fn.parent is None else set()
+    if bases & ep.HOST_HANDLER_BASES_ALL_METHODS and not fn.name.startswith("__"):
+        return ep.HANDLER
+    return None
+
+
+def _dotted_annotation(node: object) -> str | None:
+    from .nodes import dotted
+
+    return dotted(node)  # type: ignore[arg-type]

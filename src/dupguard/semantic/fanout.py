@@ -17,6 +17,7 @@ import libcst as cst
 from .catalog import Entry, Kind
 from .catalog_data import ASYNC_FANOUT, ASYNC_WAITS, THREAD_CALLS
 from .guards import serialised
+from .hosts import host_event_registration
 from .model import Binding, Call, Function, Model, analysis
 from .vocabulary import ASYNC_SPAWN_METHODS, INHERENTLY_MANY, THREAD_METHODS
 
@@ -169,6 +170,11 @@ def _is_async_fanout(call: Call) -> bool:
 def _is_thread_fanout(call: Call) -> bool:
     if call.callee in THREAD_CALLS:
         return True
+    # ``textbox.submit(fn, inputs=..., outputs=...)`` is a Gradio event listener (entrypoints.py,
+    # HOST_EVENT_REGISTRATIONS), not ``executor.submit(fn, *args)`` (bench/real-apps/baseline-b.toml,
+    # juliensimon/smolagents-mcp-demo)
+    if call.method == "submit" and (call.kw("inputs") is not None or call.kw("outputs") is not None):
+        return False
     return call.callee is None and call.method in THREAD_METHODS
 
 
@@ -212,7 +218,7 @@ def _thread_runs(model: Model, call: Call) -> list[AgentRun]:
 
 
 def thread_fanouts(model: Model) -> Iterator[FanOut]:
-    candidates = [c for c in model.calls if _is_thread_fanout(c)]
+    candidates = [c for c in model.calls if _is_thread_fanout(c) and not host_event_registration(model, c)]
     # ``_repeated`` only counts the candidates of the fan-out's own function
     candidates_in = _by_function(candidates)
     for call in candidates:

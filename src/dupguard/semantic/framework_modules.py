@@ -31,3 +31,10 @@ FRAMEWORK_MODULES: tuple[str, ...] = (
     "openai",
     "anthropic",
 )
+
+# Hosts whose handlers (entrypoints.py) run agents that are often built in another module: a
+# Gradio UI, an MCP server or an A2A server file may import no agent framework itself, yet its
+# handlers are where per-request state is written (DUP106) and where a long-lived server runs
+# one agent for every client (DUP107). They have no catalog entries, so they are kept apart
+# from FRAMEWORK_MODULES (tests/test_catalog_data.py requires an entry for each of those).
+HOST_MODULES: tuple[str, ...] = ("gradio", "mcp", "fastmcp", "a2a")

@@ -23,6 +23,7 @@ import libcst as cst
 
 from . import entrypoints as ep
 from .catalog_data import RUN_ONCE_CACHES
+from .hosts import reruns_per_session, streamlit_page
 from .model import Call, Function, Loop, Model, analysis
 from .runs import agent_run
 from .vocabulary import REMOVE_METHODS, REMOVE_PREFIXES
@@ -107,7 +108,7 @@ def per_call(model: Model, call: Call) -> PerCall | None:
         kind = "handler" if ep.HANDLER in contexts else "worker"
         direct = fn.contexts & {ep.HANDLER, ep.WORKER}
         return PerCall(kind if direct else f"{kind}-helper", fn.name)
-    if fn is None and model.is_streamlit and not call.in_main:
+    if fn is None and streamlit_page(model):
         return PerCall("streamlit", "the Streamlit script")
     loop = innermost_loop(call)
     if loop is not None and _loop_runs_agent(model, loop):
@@ -174,9 +175,9 @@ def lifetime(model: Model, text: str | None, call: Call) -> str | None:
         return "global"
     binding = model.module_binding(head)
     if binding is not None:
-        if model.is_streamlit:
-            # a Streamlit script re-runs top to bottom: its module-level objects are rebuilt
-            # each time, unless they come from a cached factory (``st.cache_resource``)
+        if reruns_per_session(model):
+            # a Streamlit page (or a servable Panel script) re-runs top to bottom: its
+            # module-level objects are rebuilt each time, unless they come from a cached factory
             factory = model.function_named(binding.value_call.func or "") if binding.value_call else None
             return "cached" if factory is not None and _cached(factory) else None
         return "module"

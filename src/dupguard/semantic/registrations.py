@@ -133,6 +133,9 @@ def sites(model: Model) -> list[Site]:
             given = tuple(a.dotted for k in TARGET_KWARGS if (a := call.kw(k)) is not None and a.dotted)
             targets = given or ("",)
         handler, node = _handler(call)
+        applied = _applied(call)
+        if applied is not None and applied.args:
+            handler, node = code_of(applied.args[0].value), applied.args[0].value
         decorated = _decorated_by(model, call)
         if decorated is not None:
             handler, node = decorated.name, None
@@ -273,6 +276,25 @@ def _deduped_by_target(model: Model, site: Site) -> bool:
     return entry.framework in site.registration.dedupes_same_object_in
 
 
+def _applied(call: Call) -> cst.Call | None:
+    """``agent.register_for_execution()(fetch)``: the call that applies the decorator the
+    registration call returns, when there is one."""
+    if call.outer:
+        outer = call.outer[-1].node
+        if type(outer) is cst.Call and outer.func is call.node:
+            return outer
+    return None
+
+
+def _same_application(first: Call, second: Call) -> bool:
+    """Two registrations through a decorator factory register the same thing only when they
+    are applied to the same function (``reg()(score)`` and ``reg()(fetch)`` are two tools)."""
+    a, b = _applied(first), _applied(second)
+    if a is None and b is None:
+        return True
+    return a is not None and b is not None and a.deep_equals(b)
+
+
 def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
     """(first, second): the same registration call (same target, handler and arguments)
     made twice on one path through one scope, with the target not rebound in between."""
@@ -292,6 +314,8 @@ def repeated_registrations(model: Model) -> Iterator[tuple[Site, Site]]:
         for first in group:
             if not first.call.node.deep_equals(call.node) or not _on_path(first.call, call):
                 continue
+            if not _same_application(first.call, call):
+                continue  # one decorator factory applied to two functions: two registrations
             texts = [t for t in second.targets if t] + [a.dotted for a in second.call.args if a.dotted]
             if not all(_same_object(model, first.call, second.call, t) for t in texts):
                 continue

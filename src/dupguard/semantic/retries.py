@@ -328,9 +328,14 @@ def _decorated_run(model: Model, fn: Function) -> Run | None:
 
 
 def retries(model: Model) -> Iterator[Retry]:
-    """Every retry loop and retry decorator that repeats an unguarded agent run or tool execution."""
-    yield from retry_loops(model)
-    yield from retry_decorators(model)
+    """Every retry loop and retry decorator that repeats an unguarded agent run or tool
+    execution, except runs of an agent with no tools or only read-only ones (``tool_effects``):
+    repeating those repeats nothing but model calls and reads."""
+    from .tool_effects import read_only_run
+
+    for retry in (*retry_loops(model), *retry_decorators(model)):
+        if not read_only_run(model, retry.run):
+            yield retry
 
 
 __all__ = ["Retry", "loop_iterable", "retries", "retry_decorators", "retry_loops"]

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .catalog import USER_RUN_METHODS, Entry, Kind
-from .catalog_data import DEPENDS, PROCESS_CACHES
+from .catalog_data import DEPENDS
 from .guards import serialised
+from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
 from .model import Arg, Binding, Call, Function, Model, analysis
 from .nodes import descendants
@@ -36,14 +37,17 @@ class Shared:
 def shared_objects(model: Model) -> Iterator[Shared]:
     """Every stateful object (agent or memory) that outlives a request in this file."""
     stateful = (Kind.AGENT, Kind.MEMORY)
+    if module_state(model) == "session":
+        return  # the whole process belongs to one session (hosts.py: Bedrock AgentCore)
     instantiated_once = module_instances(model)
+    per_session = reruns_per_session(model)
     for b in model.bindings:
         if b.in_main or b.value_call is None:
             continue
         kind, entry = model.kind_of_expr_call(b.value_call)
         if kind not in stateful:
             continue
-        if b.scope == "module" and not model.is_streamlit:
+        if b.scope == "module" and not per_session:
             yield Shared(b.target, b.statement, kind, entry, binding=b)
         elif b.scope == "class":
             yield Shared(f"{b.class_name}.{b.target}", b.statement, kind, entry, binding=b)
@@ -63,7 +67,7 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         ):
             yield Shared(b.target, b.statement, kind, entry, binding=b, owner_class=b.class_name)
     for fn in model.functions:
-        if not any(d.callee in PROCESS_CACHES for d in fn.decorators):
+        if not any(process_cache(d) for d in fn.decorators):
             continue
         for ret in fn.returns:
             kind, entry = model.kind_of_expr_call(model.returned_call(ret, fn))
@@ -131,7 +135,12 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
         return False
     if fn is None:
         return True
-    return model.local_binding(text, fn) is b
+    seen = model.local_binding(text, fn)
+    if seen is b:
+        return True
+    # ``global manager`` in a setup function that builds the agent: which module binding is
+    # live when a handler runs depends on the order of calls, not of the source
+    return b.scope == "module" and b.function is not None and seen is not None and seen.scope == "module"
 
 
 def _depended_on(model: Model, node: cst.CSTNode) -> list[str]:
@@ -196,9 +205,9 @@ def _uses_by_key(model: Model) -> dict[str, list[Call]]:
     out: dict[str, list[Call]] = {}
     for call in model.calls:
         fn = call.function
-        if not (model.is_concurrent_context(fn, call.in_main) or (fn is None and model.is_streamlit)):
+        if not (model.is_concurrent_context(fn, call.in_main) or _session_script(model, fn)):
             continue
-        if serialised(call):
+        if serialised(call) or isolated(model, fn):
             continue
         texts = [t for t in (call.receiver, call.func) if t]
         for arg in call.args:
@@ -215,12 +224,21 @@ def _uses_by_key(model: Model) -> dict[str, list[Call]]:
     return out
 
 
+def _session_script(model: Model, fn: Function | None) -> bool:
+    """Code of a page script that its host runs once per session, concurrently across sessions:
+    the module level of a Streamlit page or a servable Panel app, and the functions it calls
+    (hosts.py)."""
+    if not reruns_per_session(model):
+        return False
+    return fn is None or "streamlit" in model.contexts_of(fn)
+
+
 def uses_in_concurrent_code(model: Model, shared: Shared) -> list[Call]:
     """Unguarded calls that run or mutate ``shared`` from code that runs per request/job."""
     found = []
     for call in _uses_by_key(model).get(_shared_key(shared), ()):
         concurrent = model.is_concurrent_context(call.function, call.in_main) or (
-            shared.factory is not None and call.function is None and model.is_streamlit
+            shared.factory is not None and _session_script(model, call.function)
         )
         if not concurrent:
             continue

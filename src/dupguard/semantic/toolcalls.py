@@ -29,7 +29,7 @@ import libcst as cst
 from .guards import idempotent, is_guard_call, is_seen_test, runtime_receiver
 from .jobs import takes_jobs
 from .model import Call, Function, Loop, Model, analysis
-from .nodes import comparison_parts, dotted, names_in, token_text
+from .nodes import comparison_parts, descendants, dotted, dotted_names_in, names_in, token_text
 from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import _last, direct_run, helper_runs, is_model_call, tool_execution
 from .vocabulary import BATCH_EXEC_RE, CAP_WORDS
@@ -249,6 +249,8 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         nested = [loop, *_nested_loops(model).get(loop, ())]
         if any(_is_cap(t) for lp in nested for t in lp.exit_tests):
             continue
+        if _budgeted(loop, [t for lp in nested for t in lp.exit_tests]):
+            continue
         model_call = next((c for c in inside if is_model_call(model, c) or _calls_model(model, c)), None)
         if (
             model_call is None
@@ -277,6 +279,45 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
         if any(_dedups_call(model, c) for c in inside) or _dedups(model, loop.function):
             continue
         yield ToolLoop(loop, model_call, execution, what or "")
+
+
+_BUDGET_WORDS = ("budget", "quota", "remaining", "exhausted", "allowance", "credits", "limit", "left")
+
+
+def _budgeted(loop: Loop, exit_tests: list[cst.BaseExpression]) -> bool:
+    """A loop bounded by a tool-call budget rather than an iteration cap: its test or an exit
+    test reads a counter the loop itself counts (``remaining -= len(calls)`` and
+    ``while remaining:`` / ``if not remaining: break``), or asks a budget object
+    (``if budget.exhausted(): return``, ``while not tracker.over_limit:``)."""
+    tests = [*exit_tests]
+    test = getattr(loop.node, "test", None)
+    if test is not None:
+        tests.append(test)
+    if not tests:
+        return False
+    counters: set[str] = set()
+    for node in descendants(loop.node):
+        if type(node) is cst.AugAssign and type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
+            target = dotted(node.target)
+            if target and _numeric(node.value):
+                counters.add(target)
+    for test in tests:
+        read = set(dotted_names_in(test))
+        if read & counters:
+            return True
+        words = " ".join(read).lower() + " " + token_text(test).lower()
+        if any(word in words for word in _BUDGET_WORDS):
+            return True
+    return False
+
+
+def _numeric(value: cst.BaseExpression) -> bool:
+    """``1``, ``n``, ``usage.total_tokens``, ``len(calls)``: what a counter is advanced by (not
+    ``messages += [reply]``)."""
+    kind = type(value)
+    if kind is cst.Integer or kind is cst.Name or kind is cst.Attribute:
+        return True
+    return isinstance(value, cst.Call) and dotted(value.func) == "len"
 
 
 def _calls_model(model: Model, call: Call) -> bool:
@@ -313,3 +354,10 @@ def _dedups_call(model: Model, call: Call) -> bool:
     if is_guard_call(model, call) or runtime_receiver(model, call):
         return True
     return bool(re.search(r"reserve|should_skip|record_execution", call.method or ""))
+
+
+@analysis
+def payload_executions(model: Model) -> frozenset[int]:
+    """``id`` of every call that executes a payload of tool calls (the sites DUP502 compares):
+    DUP508, which looks at one tool called again, leaves these to DUP502."""
+    return frozenset(id(site.call) for site in _sites(model))

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from ..runtime.similarity import DANGEROUS_STEMS
+
 # ----------------------------------------------------------------------------- agents
 
 
@@ -476,3 +478,222 @@ INHERENTLY_MANY = frozenset({"map", "imap", "imap_unordered", "starmap"})
 # Class names (last component) of tool-result messages: LangChain ``ToolMessage`` and
 # ``FunctionMessage``, Anthropic ``ToolResultBlockParam``, AutoGen ``FunctionExecutionResult``.
 TOOL_MESSAGE_CLASSES = ("ToolMessage", "FunctionMessage", "ToolResultBlockParam", "FunctionExecutionResult")
+
+# ----------------------------------------------------------------------------- tool effects (DUP507, DUP204)
+
+
+# Stems of DANGEROUS_STEMS that as often name a read or a thing: ``run_query``, ``execute_sql``
+# (a SELECT as often as not), ``get_order``'s "order", ``book_search``, ``block_info``, ``ban``,
+# and the calculator's ``add``.
+AMBIGUOUS_STEMS = frozenset({"run", "execut", "order", "book", "lock", "block", "ban", "unlock", "add"})
+# Verbs that set a state: running them again with the same arguments changes nothing more.
+OVERWRITE_STEMS = frozenset(
+    {
+        "delet",
+        "remov",
+        "drop",
+        "destroy",
+        "purg",
+        "wip",
+        "eras",
+        "truncat",
+        "deactivat",
+        "disabl",
+        "enabl",
+        "suspend",
+        "kill",
+        "terminat",
+        "cancel",
+        "revok",
+        "approv",
+        "reject",
+        "deny",
+        "overwrit",
+        "replac",
+        "reset",
+        "updat",
+        "modif",
+        "edit",
+        "chang",
+        "writ",
+        "archiv",
+        "unarchiv",
+        "restor",
+        "migrat",
+        "deploy",
+        "rollback",
+        "revert",
+        "merg",
+        "unpublish",
+        "shutdown",
+        "restart",
+        "reboot",
+        "grant",
+        "put",
+        "patch",
+        "sav",
+        "set",
+        "upsert",
+        "mov",
+        "renam",
+        "clos",
+        "assign",
+        "unsubscrib",
+        "confirm",
+        "mark",
+    }
+)
+# Verbs whose every run makes something new (an HTTP POST, a message, money moved, a booking),
+# beyond the runtime's list.
+MORE_WRITE_STEMS = frozenset(
+    {
+        "post",
+        "submit",
+        "upload",
+        "commit",
+        "push",
+        "tweet",
+        "reply",
+        "repli",
+        "invit",
+        "schedul",
+        "purchas",
+        "place",
+        "enrol",
+        "enroll",
+        "register",
+        "subscrib",
+        "sms",
+        "trad",
+        "withdraw",
+        "deposit",
+        "escalat",
+        "apply",
+        "appli",
+        "reserv",
+        "comment",
+        "append",
+    }
+)
+WRITE_STEMS = ((DANGEROUS_STEMS - AMBIGUOUS_STEMS) | MORE_WRITE_STEMS) - OVERWRITE_STEMS
+READ_STEMS = frozenset(
+    {
+        "get",
+        "fetch",
+        "search",
+        "find",
+        "lookup",
+        "look",
+        "list",
+        "read",
+        "query",
+        "queri",
+        "retriev",
+        "check",
+        "calculat",
+        "calcul",
+        "comput",
+        "summariz",
+        "summar",
+        "analyz",
+        "analys",
+        "brows",
+        "scrap",
+        "crawl",
+        "count",
+        "describ",
+        "explain",
+        "translat",
+        "compar",
+        "validat",
+        "view",
+        "show",
+        "load",
+        "inspect",
+        "estimat",
+        "forecast",
+        "recommend",
+        "answer",
+        "rank",
+        "classify",
+        "classifi",
+        "extract",
+        "pars",
+        "convert",
+        "format",
+        "verify",
+        "verifi",
+        "resolv",
+        "grep",
+        "detect",
+        "predict",
+        "evaluat",
+        "score",
+        "plan",
+        "think",
+        "reason",
+        "render",
+        "preview",
+        "download",
+    }
+)
+# Tokens that say nothing about the effect (``refund_tool``, ``aget_weather``, ``do_send``).
+NOISE = frozenset({"tool", "tools", "fn", "func", "function", "async", "a", "do", "try", "safe", "my", "the", "impl"})
+# Calls in a tool's body that make something new, whatever the tool is called: an HTTP POST, a
+# message sent (``put``/``patch``/``delete`` set a state; a ``commit`` says nothing of what).
+BODY_WRITE_METHODS = frozenset({"post", "send", "sendmail", "send_message", "send_email", "insert_one"})
+# Calls in a body whose name says "write" without saying what (a transaction's ``commit``, a
+# log line): not evidence about the tool.
+BODY_NOISE = frozenset({"commit", "flush", "log", "append", "add", "register", "apply", "place", "push"})
+# Keyword arguments and header names that carry an idempotency key with a write (a tool that
+# sends one is safe to repeat).
+IDEMPOTENCY_KEYWORDS = ("idempotency_key", "idempotencykey", "idempotence_key", "dedupe_key", "dedup_key")
+IDEMPOTENCY_HEADER = re.compile(r"idempoten(cy|ce)[-_]?key", re.IGNORECASE)
+
+# ----------------------------------------------------------------------------- per-turn ids (DUP506)
+
+
+# Names of per-turn ids, compared lowercased without underscores: OpenAI ``tool_call_id`` and
+# the Responses API's ``call_id``, Anthropic/Bedrock ``tool_use_id``/``toolUseId``, Gemini/ADK
+# ``function_call_id`` and ``invocation_id``, the Responses API's ``response_id``.
+PER_TURN_NAMES = frozenset({"toolcallid", "callid", "tooluseid", "functioncallid", "invocationid", "responseid"})
+# Objects whose ``.id`` / ``["id"]`` is a per-turn id: a tool call (``tool_call``, ``tc``,
+# ``call``, ``function_call``, ``fc``), an Anthropic ``tool_use`` block, a model response.
+ID_HOLDERS = frozenset(
+    {"toolcall", "tc", "call", "tooluse", "functioncall", "fc", "fncall", "response", "resp", "completion"}
+)
+# Keyword arguments that carry a key deciding whether work runs (SQS ``MessageDeduplicationId``
+# included), compared lowercased without underscores.
+KEY_KEYWORDS = frozenset(
+    {
+        "idempotencykey",
+        "idempotencekey",
+        "dedupekey",
+        "dedupkey",
+        "dedupeid",
+        "dedupid",
+        "deduplicationid",
+        "messagededuplicationid",
+        "lockkey",
+        "lockname",
+        "lockid",
+    }
+)
+# Atomic claims of a key in a store (Redis ``SETNX``/``HSETNX``/``SADD``, membership reads).
+CLAIM_METHODS = frozenset({"setnx", "hsetnx", "sadd", "sismember", "set_if_absent", "add_if_absent"})
+# Callables that take a lock's name (``redis.lock(name)``, ``get_lock(key)``, ``FileLock(path)``)
+# and the values of a lock table (``locks.setdefault(key, asyncio.Lock())``).
+LOCK_NAME_RE = re.compile(r"(^|_)lock(s|_|$)|Lock$|^lock", re.IGNORECASE)
+
+# ----------------------------------------------------------------------------- a tool called again in its except (DUP508)
+
+
+# Exceptions raised before a tool's body runs: argument validation (pydantic, JSON), a call
+# that does not fit the signature. A handler that catches only these retries a call that never
+# started.
+BEFORE_THE_BODY = frozenset({"ValidationError", "JSONDecodeError", "TypeError", "ArgumentError", "ToolInputError"})
+# Decorators that register a function as a tool (last name), for tools without a catalog entry.
+TOOL_DECORATORS = frozenset({"tool", "function_tool", "tool_plain", "kernel_function", "register_tool"})
+# Methods that run a tool object beyond those runs.tool_execution knows (a CrewAI/LangChain
+# tool's wrapped ``func``, LangChain's ``_run``).
+MORE_TOOL_METHODS = frozenset({"func", "coroutine", "_run", "_arun"})

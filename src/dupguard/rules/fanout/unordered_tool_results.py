@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from ...semantic.catalog_data import COMPLETION_ORDER
 from ...semantic.fanout import _is_async_fanout, _is_thread_fanout
 from ...semantic.history import APPEND_METHODS, looks_like_history
+from ...semantic.hosts import host_event_registration
 from ...semantic.model import Call, Function, Model
 from ...semantic.vocabulary import TOOL_MESSAGE_CLASSES
 from ..registry import Finding, RuleContext, rule
@@ -42,7 +43,7 @@ def _appends_tool_message(model: Model, call: Call) -> bool:
 def _task_functions(model: Model) -> dict[int, Function]:
     tasks: dict[int, Function] = {}
     for fan in model.calls:
-        if not (_is_async_fanout(fan) or _is_thread_fanout(fan)):
+        if not (_is_async_fanout(fan) or _is_thread_fanout(fan)) or host_event_registration(model, fan):
             continue
         for call in model.calls_within(fan):
             fn = model.called_function(call)

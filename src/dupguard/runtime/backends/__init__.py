@@ -57,8 +57,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -358,26 +356,3 @@ class Backend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-_default: Backend | None = None
-_default_lock = threading.Lock()
-_default_pid = 0
-
-
-def default_backend() -> Backend:
-    """The process-wide ``MemoryBackend`` used when ``store=None``.
-
-    One shared instance, so that every ``Idempotency(None)`` and ``@idempotent`` in a process
-    sees the same keys (a fresh store per helper would make them unable to see each other).
-    A forked child gets its own: the parent's records and locks do not belong to it.
-    """
-    global _default, _default_pid
-    pid = os.getpid()
-    if _default is None or _default_pid != pid:
-        with _default_lock:
-            if _default is None or _default_pid != pid:
-                from .memory import MemoryBackend
-
-                _default, _default_pid = MemoryBackend(), pid
-    return _default

@@ -12,6 +12,7 @@ last sweep exceeds the number of records, so the cost stays constant per operati
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Literal
@@ -183,3 +184,24 @@ class MemoryBackend(Backend):
 
     async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         return self.incr(key, amount, ttl=ttl)
+
+
+_default: MemoryBackend | None = None
+_default_lock = threading.Lock()
+_default_pid = 0
+
+
+def default_backend() -> MemoryBackend:
+    """The process-wide ``MemoryBackend`` used when ``store=None``.
+
+    One shared instance, so that every ``Idempotency(None)`` and ``@idempotent`` in a process
+    sees the same keys (a fresh store per helper would make them unable to see each other).
+    A forked child gets its own: the parent's records and locks do not belong to it.
+    """
+    global _default, _default_pid
+    pid = os.getpid()
+    if _default is None or _default_pid != pid:
+        with _default_lock:
+            if _default is None or _default_pid != pid:
+                _default, _default_pid = MemoryBackend(), pid
+    return _default

@@ -1,0 +1,286 @@
+"""DUP205 unlocked-session-check-then-create: an async function finds a per-session resource
+missing, awaits while creating it, and only then stores it, with no lock.
+
+``if sessions.get(sid) is None: sessions[sid] = await create(...)``, the same with the lookup
+in a local first, an early ``if sid in sessions: return sessions[sid]``, or a lazy attribute
+``if self.conversation_id is None: self.conversation_id = (await client.create()).id``
+(openai/openai-agents-python#3820). Every ``await`` lets another task in: two first requests for
+one session both see it missing, both create one, and the last store wins, so the session's
+history is split between two conversations (or two agents) and one request's turn is lost.
+
+Reported when the store is long-lived (a module-level dict, ``self.<x>``, ``app.state``), its
+name says it holds sessions, conversations, threads, chats, histories, memories, agents or
+contexts (a pool of stateless clients, whose extra copy is simply dropped, is not), an
+``await``, ``async for`` or ``async with`` lies between the check and the store, and no lock is
+held. A check and a store with no ``await`` between them cannot interleave on one event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...semantic.lifetimes import _runs_once
+from ...semantic.model import Binding, Function, Model, analysis
+from ...semantic.nodes import comparison_parts, contains, dotted
+from ...semantic.request_state import under_lock
+from ..registry import Finding, RuleContext, rule
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+RESOURCE_WORDS = ("session", "conversation", "thread", "chat", "history", "memory", "agent", "context", "room")
+# A lazily created attribute counts only when it is the conversation itself or its id
+# (``self._conversation_id``, ``self._thread``): an agent card, a browser context or a cached
+# list of items fetched twice is the same data twice, not a split history.
+CONVERSATION_WORDS = ("session", "conversation", "thread", "chat", "history", "memory")
+CONVERSATION_TAILS = ("id", *CONVERSATION_WORDS)
+STATELESS_WORDS = ("client", "connection", "conn", "http", "pool", "engine", "lock")
+
+
+@dataclass(frozen=True)
+class CheckThenCreate:
+    write: Binding
+    store: str  # "sessions", "self.conversation_id"
+    check: cst.CSTNode  # the test that found it missing
+    suspension: cst.CSTNode  # the await between the check and the store
+
+
+def _resource_name(text: str) -> bool:
+    words = "".join(c if c.isalnum() else " " for c in text.lower()).split()
+    joined = " ".join(words)
+    return any(w in joined for w in RESOURCE_WORDS) and not any(w in joined for w in STATELESS_WORDS)
+
+
+def _conversation_attribute(store: str) -> bool:
+    words = [w for w in store.rsplit(".", 1)[-1].lower().split("_") if w]
+    return bool(words) and words[-1] in CONVERSATION_TAILS and any(w in CONVERSATION_WORDS for w in words)
+
+
+def _long_lived(model: Model, fn: Function, store: str) -> bool:
+    head = store.split(".")[0]
+    if head in ("self", "cls"):
+        return fn.class_name is not None
+    if ".state." in f".{store}.":
+        return True
+    if "." in store:
+        return False
+    scope: Function | None = fn
+    while scope is not None:
+        if store in scope.global_names:
+            break
+        if store in scope.local_names or store in scope.params:
+            return False
+        scope = scope.parent
+    return model.module_binding(store) is not None
+
+
+def _is_none(node: cst.CSTNode) -> bool:
+    import libcst as cst
+
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _lookup_texts(store: str, container: bool) -> set[str]:
+    return {f"{store}[]", f"{store}.get()"} if container else {store}
+
+
+def _aliases(model: Model, fn: Function, store: str, container: bool) -> set[str]:
+    """Locals bound to the lookup: ``agent = sessions.get(sid)``."""
+    lookups = _lookup_texts(store, container)
+    out = set()
+    for b in model.bindings_under(fn.node.body):
+        if b.function is fn and "." not in b.target and "[" not in b.target and dotted(b.value) in lookups:
+            out.add(b.target)
+    return out
+
+
+def _finds_missing(test: cst.CSTNode, store: str, container: bool, aliases: set[str]) -> bool:
+    """Does the test succeed when the resource is missing?"""
+    import libcst as cst
+
+    looked = _lookup_texts(store, container) | aliases
+    for op, left, right in comparison_parts(test):
+        if op is cst.NotIn and container and dotted(right) == store:
+            return True
+        if op in (cst.Is, cst.Equal) and (
+            (dotted(left) in looked and _is_none(right)) or (dotted(right) in looked and _is_none(left))
+        ):
+            return True
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            if dotted(node.expression) in looked:
+                return True
+        elif isinstance(node, cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+    return False
+
+
+def _finds_present(test: cst.CSTNode, store: str, container: bool, aliases: set[str]) -> bool:
+    """Does the test succeed when the resource exists (an early return's test)?"""
+    import libcst as cst
+
+    looked = _lookup_texts(store, container) | aliases
+    if dotted(test) in looked:
+        return True
+    for op, left, right in comparison_parts(test):
+        if op is cst.In and container and dotted(right) == store:
+            return True
+        if op in (cst.IsNot, cst.NotEqual) and (
+            (dotted(left) in looked and _is_none(right)) or (dotted(right) in looked and _is_none(left))
+        ):
+            return True
+    return False
+
+
+def _suspends(node: cst.CSTNode) -> cst.CSTNode | None:
+    """The first ``await`` / ``async for`` / ``async with`` in ``node`` (not in nested defs)."""
+    import libcst as cst
+
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Await):
+            return current
+        if isinstance(current, (cst.For, cst.With)) and current.asynchronous is not None:
+            return current
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(reversed(current.children))
+    return None
+
+
+def _suspension_before(statements, write: Binding) -> cst.CSTNode | None:
+    """An await in the statements before the one holding the write, or in the write itself."""
+    for stmt in statements:
+        if stmt is write.statement or contains(stmt, write.statement):
+            return _suspends(write.value) or _suspends_before_in(stmt, write)
+        found = _suspends(stmt)
+        if found is not None:
+            return found
+    return None
+
+
+def _suspends_before_in(stmt: cst.CSTNode, write: Binding) -> cst.CSTNode | None:
+    """For a write nested deeper in ``stmt`` (a ``try``, a ``with``): awaits before it there."""
+    if stmt is write.statement:
+        return None
+    for child in _child_statements(stmt):
+        if child is write.statement or contains(child, write.statement):
+            return _suspends_before_in(child, write) if child is not write.statement else None
+        found = _suspends(child)
+        if found is not None:
+            return found
+    return None
+
+
+def _child_statements(stmt: cst.CSTNode) -> list:
+    import libcst as cst
+
+    body = getattr(stmt, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    return []
+
+
+@analysis
+def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cst.If | None]]:
+    """Every block in ``fn`` (not in nested definitions): id → (block, the ``if`` whose body it
+    is, or None). One walk per function, however many writes it holds."""
+    import libcst as cst
+
+    out: dict[int, tuple[cst.IndentedBlock, cst.If | None]] = {}
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(fn.node.body, None)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, cst.IndentedBlock):
+            out[id(node)] = (node, parent if isinstance(parent, cst.If) and parent.body is node else None)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend((child, node) for child in node.children)
+    return out
+
+
+def _enclosing(model: Model, fn: Function, write: Binding) -> list[tuple[list, cst.If | None]]:
+    """(the statements of each block that holds the write, the ``if`` it is the body of),
+    innermost first."""
+    suites = _suites(model, fn)
+    found = []
+    for suite_id in reversed(write.branch):
+        entry = suites.get(suite_id)
+        if entry is not None:
+            block, parent = entry
+            found.append((list(block.body), parent))
+    return found
+
+
+def _exits(if_node: cst.CSTNode) -> bool:
+    import libcst as cst
+
+    body = getattr(if_node, "body", None)
+    statements = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for stmt in statements:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+        if any(isinstance(s, (cst.Return, cst.Raise)) for s in smalls):
+            return True
+    return False
+
+
+def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenCreate | None:
+    import libcst as cst
+
+    container = write.target.endswith("[]")
+    store = write.target[:-2] if container else write.target
+    if "[" in store or not _resource_name(store) or not _long_lived(model, fn, store):
+        return None
+    if not container and not (store.startswith("self.") and store.count(".") == 1 and _conversation_attribute(store)):
+        return None
+    aliases = _aliases(model, fn, store, container)
+    for statements, parent in _enclosing(model, fn, write):
+        if parent is not None and _finds_missing(parent.test, store, container, aliases):
+            suspension = _suspension_before(statements, write)
+            if suspension is not None:
+                return CheckThenCreate(write, store, parent.test, suspension)
+            return None
+        # an early return before the write: ``if sid in sessions: return sessions[sid]``
+        for index, stmt in enumerate(statements):
+            if stmt is write.statement or contains(stmt, write.statement):
+                break
+            if isinstance(stmt, cst.If) and _exits(stmt) and _finds_present(stmt.test, store, container, aliases):
+                suspension = _suspension_before(statements[index + 1 :], write)
+                if suspension is not None:
+                    return CheckThenCreate(write, store, stmt.test, suspension)
+                return None
+    return None
+
+
+def unlocked_check_then_create(model: Model) -> Iterator[CheckThenCreate]:
+    reported: set[tuple[int, str]] = set()
+    for write in model.bindings:
+        fn = write.function
+        if fn is None or not fn.is_async or write.in_main or _runs_once(model, fn):
+            continue
+        if not (write.target.endswith("[]") or write.target.startswith("self.")):
+            continue
+        found = _check_then_create(model, fn, write)
+        if found is not None and not under_lock(fn, write) and (id(found.check), found.store) not in reported:
+            reported.add((id(found.check), found.store))  # one report per check, however many branches store
+            yield found
+
+
+@rule("DUP205", name="unlocked-session-check-then-create")
+def unlocked_session_check_then_create(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for found in unlocked_check_then_create(model):
+        fn = found.write.function
+        yield Finding(
+            found.write.statement,
+            f"`{found.store}` is checked (line {ctx.line(found.check)}) and filled here only after an "
+            f"`await` (line {ctx.line(found.suspension)}) in `{fn.name if fn else ''}`, with no lock: two "
+            "first requests for one session both find it missing and both create it, and the last "
+            "store wins, splitting the session's history; create under an `asyncio.Lock` and check "
+            "again inside it, store the pending task before awaiting it, or use "
+            "`dupguard.runtime.SessionRegistry` (builds each session's object once)",
+        )
