@@ -6,21 +6,24 @@ made of it here:
 * **its text edits** (:func:`proposal_edits`): what ``check --output-format json`` shows as the
   finding's ``fix`` (:class:`ReportFixes`), and what conflicts between the fixes of one pass
   are judged on. Only the top-level statements the fix touches are transformed, printed and
-  compared with their text, so a finding costs the size of what it changes, not of the file;
-  consecutive touched statements are compared as one stretch, which gives exactly the edits a
+  compared with their text, so a finding costs the size of what it changes, not of the file.
+  Consecutive touched statements are compared as one stretch, which gives the edits a
   comparison of the whole module would (``text_edits`` trims equal lines at both ends first);
+  a stretch longer than :data:`STRETCH_LINES` is compared statement by statement;
 * **the pass** (:class:`Batch`): ``fix`` takes the proposals in order, keeps each one that does
   not conflict with those already kept, and applies them all with one :class:`Replacer`, a
   libcst transform that enters only the nodes on the way to a replaced one.
 
-Two fixes conflict when an edit of one overlaps or touches an edit of the other (as in ruff),
-or when a node one of them replaces is, holds or lies inside a node the other replaces (one
-transform could not apply both). The same change made by two fixes (the same import added
-for two findings: the same top-level statements becoming the same text) is no conflict: it
-is applied once. The printed result of a pass is, by construction, its text with the kept
-fixes' edits applied: libcst prints each node from its own fields, so replacements in separate
-subtrees print as their separate edits (tests/test_fix.py: ``test_json_edits_reproduce_fixed``,
-tests/test_fix_properties.py).
+When two fixes conflict is decided on their text edits, as before proposals existed (and as
+ruff does): an edit of one must not overlap or touch an edit of the other, except an
+identical edit (the same import added for two findings), which is made once. Because one
+transform applies them, their nodes are checked too: one fix may not replace outright a node
+the other changes inside, or change one node differently; two fixes that change one node
+the same way (the same import statement, the same factory) share that change. The printed
+result of the pass must then be the text with the kept fixes' edits applied; it is compared,
+and when two fixes made one edit from different nodes (the same line inserted after a
+statement and before the next) only the first fix is applied, the next pass sees the rest
+(tests/test_fix.py: ``test_json_edits_reproduce_fixed``, ``test_the_same_edit_from_two_nodes_is_not_made_twice``).
 """
 
 from __future__ import annotations

@@ -204,10 +204,14 @@ class FixContext:
             if ancestor is self.module:
                 break
             top = ancestor
-        return self._body_index.get(id(top))
+        return self.body_index(top)
+
+    def body_index(self, node: cst.CSTNode) -> int | None:
+        """The index of ``node`` in ``module.body``; None when it is not a top-level statement."""
+        return self._body_indexes.get(id(node))
 
     @cached_property
-    def _body_index(self) -> dict[int, int]:
+    def _body_indexes(self) -> dict[int, int]:
         return {id(stmt): index for index, stmt in enumerate(self.module.body)}
 
     # ------------------------------------------------------------------ scopes

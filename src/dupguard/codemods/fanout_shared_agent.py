@@ -47,8 +47,11 @@ def fix(ctx: FixContext, fan: FanOut) -> FixProposal:
     value = small.value if (plain or annotated) and isinstance(small, (cst.Assign, cst.AnnAssign)) else None
     if value is None:
         return FixProposal.refuse(f"`{name}` is not bound by a plain assignment")
-    suite = module.body if binding.function is None else getattr(binding.function.node.body, "body", ())
-    if not any(s is stmt for s in suite):
+    if binding.function is None:
+        at_top = ctx.body_index(stmt) is not None
+    else:
+        at_top = any(s is stmt for s in getattr(binding.function.node.body, "body", ()))
+    if not at_top:
         return FixProposal.refuse(
             f"`{name}` is bound inside a nested block; only a binding at the top of its scope is rewritten"
         )

@@ -123,11 +123,7 @@ def _once_counter(
     top_fn = fn
     while top_fn.parent is not None:
         top_fn = top_fn.parent
-    top: cst.FunctionDef | cst.ClassDef | None = None
-    for stmt in module.body:
-        if stmt is top_fn.node:
-            top = top_fn.node
-            break
+    top: cst.FunctionDef | cst.ClassDef | None = top_fn.node if ctx.body_index(top_fn.node) is not None else None
     if top is None and top_fn.class_name is not None:
         for stmt in module.body:
             if isinstance(stmt, cst.ClassDef) and stmt.name.value == top_fn.class_name and contains(stmt, top_fn.node):

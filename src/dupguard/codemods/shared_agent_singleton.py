@@ -24,7 +24,7 @@ Streamlit (its cached resources need ``st.session_state``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -186,22 +186,34 @@ class _Member:
     getters: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
 
 
-@analysis
-def _candidates(model: Model) -> dict[str, Shared]:
-    """The stateful objects bound to a plain name at module level, by name: those a factory can
-    replace (computed once per model, for every finding)."""
-    from ..semantic.shared import shared_objects
+class _Candidates:
+    """The stateful objects bound to a plain name at module level (those a factory can replace),
+    by name in source order, and by the statement that binds them: computed once per model, so
+    that each of a module's thousand findings does not scan the thousand others."""
 
-    return {
-        s.binding.target: s
-        for s in shared_objects(model)
-        if s.binding is not None
-        and s.binding.scope == "module"
-        and s.binding.function is None
-        and s.factory is None
-        and s.owner_class is None
-        and "." not in s.binding.target
-    }
+    def __init__(self, model: Model) -> None:
+        from ..semantic.shared import shared_objects
+
+        self.by_name: dict[str, Shared] = {
+            s.binding.target: s
+            for s in shared_objects(model)
+            if s.binding is not None
+            and s.binding.scope == "module"
+            and s.binding.function is None
+            and s.factory is None
+            and s.owner_class is None
+            and "." not in s.binding.target
+        }
+        self.order = {name: index for index, name in enumerate(self.by_name)}
+        self.by_statement: dict[int, list[str]] = {}
+        for name, shared in self.by_name.items():
+            assert shared.binding is not None
+            self.by_statement.setdefault(id(shared.binding.statement), []).append(name)
+
+
+@analysis
+def _candidates(model: Model) -> _Candidates:
+    return _Candidates(model)
 
 
 def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixProposal:
@@ -212,8 +224,26 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
     from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope
 
     model, module = ctx.model, ctx.module
-    candidates = dict(_candidates(model))
-    candidates.setdefault(binding.target, shared)
+    known = _candidates(model)
+    # the finding's own object is one of them, last when the model's list does not have it
+    extra = binding.target not in known.by_name
+
+    def candidate(name: str) -> Shared:
+        return shared if extra and name == binding.target else known.by_name[name]
+
+    def in_order(names: Iterable[str]) -> list[str]:
+        found = {n for n in names if n in known.by_name or (extra and n == binding.target)}
+        return sorted(found, key=lambda n: known.order.get(n, len(known.order)))
+
+    def binding_around(node: cst.CSTNode) -> list[str]:
+        """The candidates whose binding statement holds ``node``, in order."""
+        names: list[str] = []
+        for above in ctx.ancestors(node):
+            names.extend(known.by_statement.get(id(above), ()))
+            if extra and above is binding.statement:
+                names.append(binding.target)
+        return in_order(names)
+
     scopes = ctx.scopes
 
     def span(node: cst.CSTNode) -> tuple[int, int, int, int]:
@@ -232,7 +262,7 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
             continue
         if len(group) >= 8:
             return FixProposal.refuse(f"`{binding.target}` is tied to too many other shared objects")
-        member = _member(name, candidates[name].binding, module)
+        member = _member(name, candidate(name).binding, ctx)
         if isinstance(member, str):
             return FixProposal.refuse(member)
         global_scope = scopes.get(member.small)
@@ -242,7 +272,8 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
         if len(bound) != 1:
             return FixProposal.refuse(f"`{name}` is bound {len(bound)} times in this module")
         group[name] = member
-        for access in bound[0].references:
+        # in source order (libcst keeps references in a set: the message must not change from run to run)
+        for access in sorted(bound[0].references, key=lambda a: ctx.positions.range(a.node)):
             scope = access.scope
             while isinstance(scope, ComprehensionScope):
                 scope = scope.parent
@@ -260,11 +291,11 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
                 owner = next(
                     (
                         other
-                        for other, s in candidates.items()
+                        for other in binding_around(access.node)
                         if other != name
-                        and s.binding is not None
-                        and s.binding.value is not None
-                        and inside(access.node, s.binding.value)
+                        and (holder := candidate(other).binding) is not None
+                        and holder.value is not None
+                        and inside(access.node, holder.value)
                     ),
                     None,
                 )
@@ -277,11 +308,11 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
         # module with thousands of agents costs each fix the size of its value)
         value = member.small.value
         assert value is not None
-        read_here = _names_in(value)
-        for other, s in candidates.items():
-            if other in group or other == name or other not in read_here or s.binding is None:
+        for other in in_order(_names_in(value)):
+            built_from = candidate(other).binding
+            if other in group or other == name or built_from is None:
                 continue
-            statement = s.binding.statement
+            statement = built_from.statement
             for assignment in (
                 scopes[statement.body[0]].assignments[other] if isinstance(statement, cst.SimpleStatementLine) else ()
             ):
@@ -362,14 +393,13 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
                 replacements.append(insert_after(statements[first - 1], new_line))
     # the bindings themselves: a factory (PEP 8 spacing after it, unless the next line is
     # another shared object, whose own fix adds the spacing before it), or a registry
-    others = {id(s.binding.statement) for s in candidates.values() if s.binding is not None}
+    others = set(known.by_statement) | {id(binding.statement)}
     body = module.body
-    members = {id(m.stmt): m for m in group.values()}
-    for index, stmt in enumerate(body):
-        rebound = members.get(id(stmt))
-        if rebound is None:
-            continue
-        replacements.append(update(stmt, _rebinding(rebound, index == 0, session is not None, registry)))
+    # every member is a top-level statement (``_member``)
+    position = {id(m): ctx.body_index(m.stmt) or 0 for m in group.values()}
+    for rebound in sorted(group.values(), key=lambda m: position[id(m)]):
+        index = position[id(rebound)]
+        replacements.append(update(rebound.stmt, _rebinding(rebound, index == 0, session is not None, registry)))
         nxt = index + 1
         if session is None and nxt < len(body) and id(body[nxt]) not in others:
             replacements.append(update(body[nxt], _spaced))
@@ -422,7 +452,8 @@ def _names_of(group: dict) -> str:
     return " and ".join(f"`{n}`" for n in sorted(group))
 
 
-def _member(name: str, binding, module: cst.Module) -> _Member | str:
+def _member(name: str, binding: Binding | None, ctx: FixContext) -> _Member | str:
+    assert binding is not None
     stmt = binding.statement
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return f"`{name} = ...` shares its line with other statements"
@@ -435,7 +466,7 @@ def _member(name: str, binding, module: cst.Module) -> _Member | str:
         annotation = small.annotation
     else:
         return f"`{name}` is not bound by a plain assignment"
-    if not any(s is stmt for s in module.body):
+    if ctx.body_index(stmt) is None:
         return f"`{name}` is bound inside a block (if/try/with); only a top-level binding is rewritten"
     return _Member(name, stmt, small, annotation)
 
