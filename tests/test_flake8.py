@@ -175,3 +175,27 @@ def test_a_configuration_error_fails_the_flake8_run(tmp_path: Path, config: str,
         assert '"dupguard[DUP]" failed during execution due to dupguard configuration error:' in out, out
         assert str(tmp_path / "pyproject.toml") in out and problem in out, out
         assert not _parse(out) and "Traceback" not in out + proc.stderr.decode()
+
+
+def test_flake8_on_the_route_file_knows_the_project(tmp_path: Path) -> None:
+    """flake8 given only the file that uses the agent (as an editor or pre-commit does): the
+    plugin builds the project index from the tree and reports what ``dupguard check`` reports.
+    The shape is NeoFacturing/backend@174cfd9bc40a1f0058109a029c15a15f95626522 (app/core/agent.py
+    builds it, app/core/chat.py runs it)."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "agent.py").write_text(
+        "from langchain.agents import AgentExecutor\n"
+        "from langchain.memory import ConversationBufferMemory\n\n"
+        "agent = AgentExecutor(agent=None, tools=[], memory=ConversationBufferMemory())\n"
+    )
+    (tmp_path / "app" / "routes.py").write_text(
+        "from fastapi import FastAPI\n\nfrom app.agent import agent\n\napi = FastAPI()\n\n\n"
+        "@api.post('/chat')\nasync def chat(question: str):\n    return agent.run(question)\n"
+    )
+    flake8 = _flake8("--select", "DUP", "app/routes.py", cwd=tmp_path)
+    found = _parse(flake8.stdout.decode())
+    assert [(f, row, code) for f, row, _, code, _ in found] == [("routes.py", 10, "DUP101")], flake8.stderr.decode()
+    assert "bound at module level in app/agent.py:4" in next(iter(found))[4]
+    cli = run_cli("check", "--no-cache", "--output-format", "concise", "app/routes.py", cwd=tmp_path)
+    assert "app/routes.py:10:12: DUP101" in cli.stdout.decode()

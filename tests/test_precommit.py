@@ -73,3 +73,23 @@ def test_dupguard_hook_fails_on_bad_and_passes_on_clean(tmp_path: Path, repo_und
     passing = _try_repo(repo_under_test, target, "dupguard", "clean_app.py")
     assert passing.returncode == 0, passing.stdout.decode() + passing.stderr.decode()
     assert "Passed" in passing.stdout.decode()
+
+
+def test_dupguard_hook_on_the_route_file_alone_sees_the_project(tmp_path: Path, repo_under_test: Path) -> None:
+    """pre-commit passes only the changed files: a commit that touches the route alone still gets
+    the finding about the agent another module builds (the project index covers the whole tree).
+    The shape is serkanh/sre-bot-strands@d1e2e440a9f36b83ca2d13a4a21491a57f6edf22 (the agent
+    built in one module, the FastAPI route in another that imports no agent framework)."""
+    target = _target(tmp_path, {})
+    (target / "app").mkdir()
+    (target / "app" / "__init__.py").write_text("")
+    (target / "app" / "agent.py").write_text("from strands import Agent\n\nagent = Agent(tools=[])\n")
+    (target / "app" / "routes.py").write_text(
+        "from fastapi import FastAPI\n\nfrom app.agent import agent\n\napi = FastAPI()\n\n\n"
+        "@api.post('/chat')\nasync def chat(prompt: str):\n    return await agent.invoke_async(prompt)\n"
+    )
+    _git("add", "-A", cwd=target)
+    proc = _try_repo(repo_under_test, target, "dupguard", "app/routes.py")
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "app/routes.py:10:18: DUP101" in out and "bound at module level in app/agent.py:3" in out

@@ -170,9 +170,28 @@ class Cache:
         self._entries: dict[str, Any] | None = None
         self._dirty = False
 
-    def key(self, data: bytes, codes: frozenset[str]) -> str:
+    def sibling(self, name: str) -> Cache:
+        """Another cache file beside this one (same directory, version, key and link rules):
+        where the project index keeps its per-file summaries and answers (``dupguard.project``)."""
+        return Cache(self.directory, name, self.version_dir[1:], self._key, base=self.base)
+
+    def entries(self) -> dict[str, Any]:
+        """Every entry, read (and authenticated) on first use."""
+        return self._load()
+
+    def replace(self, entries: dict[str, Any]) -> None:
+        """All the entries at once (the next ``save`` writes exactly these)."""
+        self._entries = entries
+        self._dirty = True
+
+    def key(self, data: bytes, codes: frozenset[str], facts: str = "") -> str:
+        """The file's entry: its bytes, its codes and ``facts``, the digest of what the project
+        index told it about the names it imports (``ProjectFacts.digest``): a change to the
+        module that builds an agent changes the key of every file that uses it."""
         digest = hashlib.blake2b(data, digest_size=16)
         digest.update(",".join(sorted(codes)).encode())
+        if facts:
+            digest.update(b"|" + facts.encode())
         return digest.hexdigest()
 
     def _mac(self, payload: bytes) -> bytes:

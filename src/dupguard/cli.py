@@ -231,7 +231,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
     if fmt in FIX_FORMATS and not args.statistics:
         settings = settings._replace(with_fixes=True)
-    result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin)
+    # ``check .`` from the project root: the files are the project index's tree as well
+    root = os.path.abspath(settings.root)
+    tree = files if any(os.path.abspath(p) == root for p in paths) else None
+    result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin, tree=tree)
     errors = (found.errors if found else []) + result.errors
     file_errors(errors, sys.stderr)
     if args.statistics:

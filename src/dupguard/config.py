@@ -77,6 +77,9 @@ class Settings(NamedTuple):
     extend_memory_classes: tuple[str, ...] = ()
     extend_handler_decorators: tuple[str, ...] = ()
     extend_idempotency_guards: tuple[str, ...] = ()
+    # import roots, relative to the project root: where ``import app.agent`` finds ``app/agent.py``
+    # (the project index resolves imports between the project's own modules; ruff's ``src``)
+    src: tuple[str, ...] = (".", "src")
     # where the config came from; relative paths in the file are resolved against it
     root: str = "."
     config_file: str | None = None
@@ -128,6 +131,7 @@ def code_matches(code: str, prefixes: tuple[str, ...] | list[str]) -> bool:
 
 _CODE_LIST_KEYS = ("select", "extend-select", "ignore", "fixable", "unfixable")
 _STR_LIST_KEYS = (
+    "src",
     "exclude",
     "extend-exclude",
     "extend-stateful-agents",

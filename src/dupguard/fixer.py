@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
     from .edits import ProposalEdits
     from .fixes import FixProposal
+    from .project import ProjectFacts
 
 MAX_PASSES = 10
 
@@ -101,15 +102,21 @@ def fixable(code: str, settings: Settings) -> bool:
 
 
 def analyse(
-    filename: str, module: cst.Module, settings: Settings, codes: frozenset[str], text: str | None = None
+    filename: str,
+    module: cst.Module,
+    settings: Settings,
+    codes: frozenset[str],
+    text: str | None = None,
+    project: ProjectFacts | None = None,
 ) -> Analysis | None:
     """Lint an already parsed module (gated like any file; ``text``: its code, when the caller
-    has it): its findings and their fix context; None when the gate says nothing can be found."""
+    has it; ``project``: the project index's facts for it, as ``check`` has them): its findings
+    and their fix context; None when the gate says nothing can be found."""
     if text is None:
         text = module.code
-    if not gate(text, codes, extra_modules(settings)):
+    if not gate(text, codes, extra_modules(settings), project):
         return None
-    return analyse_module(filename, module, settings, codes, text=text)
+    return analyse_module(filename, module, settings, codes, text=text, project=project)
 
 
 def _compiles(code: str, filename: str) -> bool:
@@ -128,6 +135,7 @@ def fix_module(
     *,
     unsafe: bool,
     text: str | None = None,
+    project: ProjectFacts | None = None,
 ) -> Outcome:
     """Fix one parsed module (``text``: its code, when the caller has it); on any failure the
     outcome holds the original module and an error."""
@@ -142,7 +150,7 @@ def fix_module(
     original_compiles: bool | None = None
     applied: list[Applied] = []
     for number in range(1, MAX_PASSES + 2):
-        analysis = analyse(filename, module, settings, codes, text)
+        analysis = analyse(filename, module, settings, codes, text, project)
         pairs = analysis.findings if analysis is not None else []
         candidates: list[tuple[Diagnostic, FixProposal, ProposalEdits]] = []
         hidden = 0
@@ -181,6 +189,7 @@ def fix_module(
                 f"fixes for {rules_text} did not settle after {MAX_PASSES} passes; file left unchanged",
                 MAX_PASSES,
                 original_text,
+                project,
             )
         assert analysis is not None
         batch = Batch(analysis.fix_context())
@@ -199,6 +208,7 @@ def fix_module(
                 "file left unchanged, please report it",
                 number,
                 original_text,
+                project,
             )
         try:
             check_nesting(new_code)  # libcst would crash on it, not raise
@@ -213,6 +223,7 @@ def fix_module(
                 "file left unchanged, please report it",
                 number,
                 original_text,
+                project,
             )
         if original_compiles is None:
             original_compiles = _compiles(original_text, filename)
@@ -225,6 +236,7 @@ def fix_module(
                 f"the {rules_text} fix produced code that does not compile; file left unchanged, please report it",
                 number,
                 original_text,
+                project,
             )
         for diag, proposal, _ in chosen:
             applied.append(
@@ -250,10 +262,11 @@ def _refused(
     error: str,
     passes: int,
     text: str | None = None,
+    project: ProjectFacts | None = None,
 ) -> Outcome:
     """The file as it was (``text``: its code, when the caller has it), with its findings and
     why it was not fixed."""
-    analysis = analyse(filename, original, settings, codes, text)
+    analysis = analyse(filename, original, settings, codes, text, project)
     remaining = [d for d, _ in analysis.findings] if analysis is not None else []
     return Outcome(filename, original, [], remaining, error=error, passes=passes, text=text)
 
@@ -262,14 +275,21 @@ def _refused(
 
 
 def fix_source(
-    filename: str, text: str, encoding: str, settings: Settings, codes: frozenset[str], *, unsafe: bool
+    filename: str,
+    text: str,
+    encoding: str,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    unsafe: bool,
+    project: ProjectFacts | None = None,
 ) -> tuple[Outcome, bytes | None]:
     """Fix one relevant file's text: (outcome, the new bytes or None when nothing changed).
 
     Raises ``SourceError`` when the text does not parse. The new bytes are the fixed text in
     the file's own encoding; a fix that cannot be written in it is refused like any other.
     """
-    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, text=text)
+    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, text=text, project=project)
     if outcome.error is not None or not outcome.applied:
         return outcome, None
     try:
@@ -277,7 +297,7 @@ def fix_source(
     except UnicodeEncodeError as exc:
         rules = ", ".join(sorted({a.code for a in outcome.applied}))
         error = f"the {rules} fix cannot be written as {encoding}: {exc.reason}; file left unchanged"
-        return _refused(filename, parse(text), settings, codes, error, outcome.passes, text), None
+        return _refused(filename, parse(text), settings, codes, error, outcome.passes, text, project), None
 
 
 def fix_bytes(
@@ -302,8 +322,10 @@ def fix_bytes(
 def fix_job(job: Job, settings: Settings) -> tuple[Outcome, bytes | None]:
     """The ``fix`` task for one relevant file (in a worker or not): the outcome travels back
     without its tree, with the new bytes (None: unchanged)."""
-    filename, text, encoding, codes = job
-    outcome, fixed = fix_source(filename, text, encoding, settings, codes, unsafe=settings.unsafe_fixes)
+    filename, text, encoding, codes, project = job
+    outcome, fixed = fix_source(
+        filename, text, encoding, settings, codes, unsafe=settings.unsafe_fixes, project=project
+    )
     outcome.module = None  # type: ignore[assignment]
     return outcome, fixed
 

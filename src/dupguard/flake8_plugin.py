@@ -16,6 +16,15 @@ error: <what is wrong and where>`` and exits 1 (even with ``--exit-zero``). A ``
 finding was the alternative, but flake8's ``--select``, ``--extend-ignore`` and ``# noqa``
 would hide it again. tests/test_flake8.py checks all of this with real flake8 processes.
 
+Cross-module facts (the project index, ``dupguard.project``): flake8 hands the plugin one file,
+but the plugin knows what ``dupguard check`` knows about the names that file imports from the
+project's other modules, because it builds the same index, once per flake8 process, from the
+whole tree under the project root (the directory of the ``[tool.dupguard]`` file, or the current
+directory), reusing ``.dupguard_cache`` when it is writable. What it cannot know: modules outside
+that root (a file flake8 checks elsewhere is linted on its own), and the state of a file that an
+editor has changed but not saved (the index reads the files on disk; the file being linted is
+read from what flake8 passes).
+
 Nothing is imported from libcst unless the file passes the prefilter.
 """
 
@@ -25,9 +34,13 @@ import ast
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .config import ConfigError, Settings, resolve
+
+if TYPE_CHECKING:
+    from .project import ProjectLink
 
 
 class DupguardConfigError(Exception):
@@ -35,6 +48,18 @@ class DupguardConfigError(Exception):
 
     def __repr__(self) -> str:  # flake8 shows the plugin's exception with ``repr``
         return f"dupguard configuration error: {self}"
+
+
+@lru_cache(maxsize=4)
+def _project(settings: Settings) -> ProjectLink:
+    """The project index for this process's runs under ``settings`` (built on first need)."""
+    from .pipeline import _open_cache, project_link
+
+    try:
+        cache = _open_cache(settings, [])
+    except ConfigError:  # a cache-dir the CLI would refuse: no cache, the index still works
+        cache = None
+    return project_link(settings, cache)
 
 
 @lru_cache(maxsize=4)
@@ -73,8 +98,12 @@ class Plugin:
             return
         codes = codes_for_file(self.filename, settings, settings.enabled_codes())
         text = "".join(self.lines)
+        project = _project(settings)
+        # flake8's text may be an editor's buffer or stdin: not the answer a run kept for the file
+        facts = project.facts_for(Path(self.filename), text, on_disk=False) if codes else None
+        project.save()
         try:
-            diagnostics = lint_text(self.filename, text, settings, codes, apply_noqa=False)
+            diagnostics = lint_text(self.filename, text, settings, codes, apply_noqa=False, project=facts)
         except ValueError:
             return  # flake8 reports syntax errors itself (E999)
         for d in diagnostics:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
     from .cache import Cache
     from .fixes import FixContext
+    from .project import ProjectFacts, ProjectLink
     from .rules.registry import Finding
     from .semantic.model import Model
     from .semantic.positions import Positions
@@ -209,11 +210,12 @@ def is_test_module(path: str, rel: str | None) -> bool:
     return any(part in TEST_DIRECTORIES for part in rel.split("/")[:-1])
 
 
-def gate(text: str, codes: frozenset[str], extra: tuple[str, ...]) -> bool:
+def gate(text: str, codes: frozenset[str], extra: tuple[str, ...], project: ProjectFacts | None = None) -> bool:
     """Can this text have a finding? Not without enabled codes, an agent or LLM framework
-    import (prefilter.py), or with a file-level ``# dupguard: noqa``. A text test: no parse.
+    import (prefilter.py) or a name imported from a project module that shares agent state
+    (the project index), or with a file-level ``# dupguard: noqa``. A text test: no parse.
     A lone ``\\r`` ends a line as ``\\n`` does (old Mac line endings are valid Python)."""
-    if not codes or not might_matter(text, extra):
+    if not codes or not (might_matter(text, extra) or (project is not None and project.has_objects())):
         return False
     return not file_is_exempt(text.replace("\r", "\n") if "\r" in text else text)
 
@@ -330,15 +332,17 @@ def analyse_module(
     *,
     text: str | None = None,
     apply_noqa: bool = True,
+    project: ProjectFacts | None = None,
 ) -> Analysis:
     """The findings of a parsed module, one per diagnostic, sorted: the one place that builds
-    the model, runs the rules and applies ``# noqa`` (check and fix share it)."""
+    the model, runs the rules and applies ``# noqa`` (check and fix share it). ``project``: what
+    the project index knows about the names the file imports."""
     from .rules import RuleContext, load
     from .semantic.builder import build_model
     from .semantic.catalog_loader import catalog_for
     from .semantic.positions import Positions
 
-    model = build_model(module, catalog_for(settings), settings)
+    model = build_model(module, catalog_for(settings), settings, project)
     ctx = RuleContext(Positions(module))
     rules = load()
     lines: list[str] | None = None
@@ -359,25 +363,39 @@ def analyse_module(
 
 
 def lint_text(
-    filename: str, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
+    filename: str,
+    text: str,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    apply_noqa: bool = True,
+    project: ProjectFacts | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for one file's text (the flake8 plugin's entry); :class:`SourceError` (a
     ``ValueError``) with a clear reason on bad input.
 
-    ``apply_noqa=False`` leaves ``# noqa`` to the host (flake8 applies its own).
+    ``apply_noqa=False`` leaves ``# noqa`` to the host (flake8 applies its own); ``project``:
+    the project index's facts for this file (``ProjectLink.facts_for``).
     """
-    if not gate(text, codes, extra_modules(settings)):
+    if not gate(text, codes, extra_modules(settings), project):
         return []
     try:
-        return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa)
+        return _lint_parsed(filename, parse(text), text, settings, codes, apply_noqa=apply_noqa, project=project)
     except RecursionError:
         raise SourceError(TOO_DEEP_TO_ANALYSE) from None
 
 
 def _lint_parsed(
-    filename: str, module: cst.Module, text: str, settings: Settings, codes: frozenset[str], *, apply_noqa: bool = True
+    filename: str,
+    module: cst.Module,
+    text: str,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    apply_noqa: bool = True,
+    project: ProjectFacts | None = None,
 ) -> list[Diagnostic]:
-    analysis = analyse_module(filename, module, settings, codes, text=text, apply_noqa=apply_noqa)
+    analysis = analyse_module(filename, module, settings, codes, text=text, apply_noqa=apply_noqa, project=project)
     pairs = analysis.findings
     # the report's ``fix`` (settings.with_fixes: formats that show it) is the only reason to
     # build fixes while linting: building one can cost more than the rule that found it
@@ -393,7 +411,8 @@ def _lint_parsed(
 
 # ----------------------------------------------------------------------------- many files
 
-Job = tuple[str, str, str, frozenset[str]]  # filename, text, encoding, codes: one relevant file
+# filename, text, encoding, codes, the project index's facts for it: one relevant file
+Job = tuple[str, str, str, frozenset[str], "ProjectFacts | None"]
 
 
 class Task:
@@ -414,8 +433,8 @@ class Task:
 
 def lint_job(job: Job, settings: Settings) -> list[Diagnostic]:
     """``check``'s task: the diagnostics of one relevant file."""
-    filename, text, _, codes = job
-    return _lint_parsed(filename, parse(text), text, settings, codes)
+    filename, text, _, codes, project = job
+    return _lint_parsed(filename, parse(text), text, settings, codes, project=project)
 
 
 LINT = Task("linting", lint_job)
@@ -655,13 +674,17 @@ def run(
     jobs: int | None = None,
     stdin: tuple[str, bytes] | None = None,
     cache: Cache | None = None,
+    tree: list[Path] | None = None,
 ) -> Run:
     """Read, decode and gate every file (and ``stdin``: a name and its bytes), run ``task``
-    on the relevant ones. ``cache`` (``check`` only) maps a file's bytes and codes to its
-    diagnostics: a hit is that file's value without decoding or parsing it."""
+    on the relevant ones. ``cache`` (``check`` only) maps a file's bytes, codes and project
+    facts to its diagnostics: a hit is that file's value without parsing it. ``tree``: every
+    file under the project root, when ``files`` came from discovering it (the project index
+    then need not walk it again)."""
     result = Run()
     enabled = settings.enabled_codes()
     extra = extra_modules(settings)
+    project = project_link(settings, cache, tree)
     runner = _Runner(task, settings, jobs)
     queued: list[tuple[Source, str | None]] = []  # each job's file and cache key, in submission order
     read_errors: list[FileError] = []
@@ -691,28 +714,33 @@ def run(
             source = Source(filename, path, *((data, info) if task.keeps_source else (None, None)))
             result.sources.append(source)
             codes = codes_for_file(filename, settings, enabled)
-            key = None
-            if cache is not None:
-                key = cache.key(data, codes)
-                cached = cache.diagnostics(key, filename)
-                if cached is not None:
-                    source.value = cached
-                    continue
             try:
                 text, encoding = decode(data)
             except SourceError as exc:
                 source.error = str(exc)
                 decode_errors.append(FileError(filename, source.error))
                 continue
-            if not gate(text, codes, extra):
+            # what the file imports from the project's other modules (None for most files):
+            # part of the cache key, so a change to ``agent.py`` reaches the files using it
+            where = path if path is not None else Path(filename)
+            facts = project.facts_for(where, text, on_disk=path is not None) if codes else None
+            key = None
+            if cache is not None:
+                key = cache.key(data, codes, facts.digest() if facts is not None else "")
+                cached = cache.diagnostics(key, filename)
+                if cached is not None:
+                    source.value = cached
+                    continue
+            if not gate(text, codes, extra, facts):
                 if cache is not None and key is not None:
                     cache.put(key, [])
                 continue
             queued.append((source, key))
-            runner.add((filename, text, encoding, codes), len(paths) - index)
+            runner.add((filename, text, encoding, codes, facts), len(paths) - index)
         outcomes = runner.results()
     finally:
         runner.close()
+        project.save()
     result.errors.extend(read_errors)
     result.errors.extend(decode_errors)
     for (source, key), (value, error) in zip(queued, outcomes):
@@ -726,6 +754,15 @@ def run(
     if cache is not None:
         cache.save()
     return result
+
+
+def project_link(settings: Settings, cache: Cache | None = None, tree: list[Path] | None = None) -> ProjectLink:
+    """The run's link to the project index (built on the first file that needs it, from the
+    project root's tree, ``tree`` when the caller has it; kept beside the results cache, under
+    the same key and link rules, when the run has one)."""
+    from .project import ProjectLink
+
+    return ProjectLink(settings, extra_modules(settings), cache, __version__, tree)
 
 
 # ----------------------------------------------------------------------------- check
@@ -786,11 +823,12 @@ def lint_paths(
     jobs: int | None = None,
     use_cache: bool = True,
     stdin: tuple[str, bytes] | None = None,
+    tree: list[Path] | None = None,
 ) -> Result:
     """``check``: the ``lint`` task over every file, through the results cache."""
     files = list(files)
     cache = _open_cache(settings, files) if use_cache else None
-    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=cache)
+    done = run(files, settings, LINT, jobs=jobs, stdin=stdin, cache=cache, tree=tree)
     result = Result()
     result.errors = done.errors
     for source in done.sources:

@@ -36,6 +36,7 @@ from .visitor import Walker
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..project import ProjectFacts
 
 
 def _module_name(node: cst.BaseExpression | None) -> str | None:
@@ -150,10 +151,12 @@ class ModelBuilder(Walker):
             self._note_import(full)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or type(node.names) is cst.ImportStar:
+        if type(node.names) is cst.ImportStar:
             return
         aliases = cast(Sequence[cst.ImportAlias], node.names)
         module = _module_name(node.module)
+        if node.relative:
+            module = self._relative_module(len(node.relative), module or "")
         if module is None:
             return
         for alias in aliases:
@@ -164,6 +167,16 @@ class ModelBuilder(Walker):
             self.model.imports[local] = f"{module}.{name}"
             self._add_local(local)
         self._note_import(module)
+
+    def _relative_module(self, level: int, module: str) -> str | None:
+        """``from .agent import x`` → "app.api.agent" when the project index says this file is in
+        package ``app.api`` (the same resolution as the index's, so facts match); else None."""
+        project = self.model.project
+        if project is None or not project.package:
+            return None
+        from ..project import absolute_module
+
+        return absolute_module(project.package, level, module)
 
     def _note_import(self, module: str) -> None:
         top = module.split(".")[0]
@@ -443,17 +456,21 @@ class ModelBuilder(Walker):
         )
 
     def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
-        if key in SESSION_KEYS and type(value) in _LITERAL_KEYS:
-            self.model.constant_keys.append(
-                ConstantKey(
-                    key=key,
-                    value=value,
-                    function=self._function,
-                    statement=self._statements[-1] if self._statements else value,
-                    call=self._calls[-1] if self._calls else None,
-                    in_main=bool(self._main_ifs),
-                )
+        if key not in SESSION_KEYS:
+            return
+        literal = type(value) in _LITERAL_KEYS
+        if not literal and type(value) not in _NAMED_KEYS:
+            return
+        (self.model.constant_keys if literal else self.model.key_values).append(
+            ConstantKey(
+                key=key,
+                value=value,
+                function=self._function,
+                statement=self._statements[-1] if self._statements else value,
+                call=self._calls[-1] if self._calls else None,
+                in_main=bool(self._main_ifs),
             )
+        )
 
     def visit_Dict(self, node: cst.Dict) -> None:
         for element in node.elements:
@@ -538,6 +555,8 @@ def _target_names(node: cst.CSTNode) -> list[str]:
 
 
 _LITERAL_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.SimpleString, cst.Integer, cst.ConcatenatedString})
+# key values that may still be constants: a name, an attribute, an f-string (DUP103 resolves them)
+_NAMED_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.Name, cst.Attribute, cst.FormattedString})
 _EXITS_OR_CONTINUE: frozenset[type[cst.CSTNode]] = LEAVING | {cst.Continue}
 
 
@@ -550,9 +569,14 @@ def _exits(body: cst.BaseSuite, kinds: frozenset[type[cst.CSTNode]] = LEAVING) -
     return False
 
 
-def build_model(module: cst.Module, catalog: Catalog, settings: Settings | None = None) -> Model:
+def build_model(
+    module: cst.Module, catalog: Catalog, settings: Settings | None = None, project: ProjectFacts | None = None
+) -> Model:
+    """The model of one file. ``project``: what the project index knows about the names the
+    file imports from the project's other modules (data only: the model reads no other file)."""
     extra = frozenset(settings.extend_handler_decorators) if settings is not None else frozenset()
     builder = ModelBuilder(catalog, extra)
+    builder.model.project = project
     if settings is not None:
         builder.model.idempotency_guards = frozenset(settings.extend_idempotency_guards)
     builder.walk(module)

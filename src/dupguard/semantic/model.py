@@ -22,12 +22,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import libcst as cst
 
 from . import entrypoints as ep
 from .catalog import Catalog, Entry, Kind
+
+if TYPE_CHECKING:
+    from ..project import Fact, ProjectFacts
 
 
 def string_value(node: cst.CSTNode | None) -> str | bytes | None:
@@ -177,6 +180,9 @@ class ConstantKey:
     statement: cst.CSTNode = field(repr=False)
     call: Call | None  # the innermost enclosing call
     in_main: bool
+    # for a value that is not a literal where it is written (``Model.key_values``): what makes it
+    # one, in words ("the module constant `SESSION_ID`"), set by the rule that resolves it
+    source: str = ""
 
 
 SESSION_KEYS = ("thread_id", "session_id", "chat_store_key", "conversation_id")
@@ -244,11 +250,17 @@ class Model:
     # ``calls`` so rules that expect a ``cst.Call`` never see them
     augmented: list[Call] = field(default_factory=list)
     constant_keys: list[ConstantKey] = field(default_factory=list)
+    # the other values of those keys (names, attributes, f-strings): DUP103 decides which are
+    # constants all the same (a module constant, a config attribute, a parameter's default)
+    key_values: list[ConstantKey] = field(default_factory=list)
     dict_roles: dict[int, str] = field(default_factory=dict)  # id(cst.Dict) → its literal "role"
     is_streamlit: bool = False
     imports_django: bool = False
     # qualified names of the user's idempotency checks (``extend-idempotency-guards``)
     idempotency_guards: frozenset[str] = frozenset()
+    # what the project index knows about the names this file imports from the project's own
+    # modules (``dupguard.project``); None when the file imports none that matter
+    project: ProjectFacts | None = None
     # the values of ``@analysis`` functions, by (function, *arguments)
     memo: dict[tuple[Hashable, ...], Any] = field(default_factory=dict, repr=False)
 
@@ -281,9 +293,24 @@ class Model:
         return f"{base}.{rest}" if rest else base
 
     def entry_for_call(self, call: Call | None) -> Entry | None:
+        """What calling ``call``'s callee builds: a catalog entry, or a project factory or
+        class that another module defines (the project index)."""
         if call is None or call.callee is None:
             return None
-        return self.catalog.lookup(call.callee)
+        return self.catalog.lookup(call.callee) or self.project_entry(call.callee)
+
+    def fact(self, qualified: str | None) -> Fact | None:
+        """The project index's fact about a qualified name (``app.agent.agent``), or None."""
+        return self.project.get(qualified) if self.project is not None and qualified else None
+
+    def project_entry(self, qualified: str) -> Entry | None:
+        """A project factory or class that builds a stateful object, as a catalog entry."""
+        from ..project import FACTORY, SHARED_FACTORY, STATEFUL
+
+        fact = self.fact(qualified)
+        if fact is None or fact.role not in (FACTORY, SHARED_FACTORY) or fact.kind not in STATEFUL:
+            return None
+        return fact_entry(self, qualified)
 
     # ------------------------------------------------------------------ functions
 
@@ -448,6 +475,23 @@ class Model:
             else:
                 nested.setdefault((fn.name, fn.parent), fn)
         self._top_functions, self._nested_functions, self._methods = top, nested, methods
+
+
+@analysis
+def fact_entry(model: Model, qualified: str) -> Entry | None:
+    """The project index's fact about ``qualified`` as a catalog entry (one per model and name)."""
+    fact = model.fact(qualified)
+    if fact is None or fact.kind not in ("agent", "memory"):
+        return None
+    return Entry(
+        names=(qualified,),
+        kind=Kind(fact.kind),
+        framework=fact.framework or "project",
+        version="",
+        source=fact.where,
+        why=f"built at {fact.where}",
+        run_methods=fact.run_methods,
+    )
 
 
 # indexes that only some rules need: built on first use

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -17,8 +18,11 @@ from .catalog_data import DEPENDS
 from .guards import serialised
 from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
-from .model import Arg, Binding, Call, Function, Model, analysis
+from .model import Arg, Binding, Call, Function, Model, analysis, fact_entry
 from .nodes import descendants
+
+if TYPE_CHECKING:
+    from ..project import Fact
 
 
 @dataclass(eq=False)
@@ -26,12 +30,27 @@ class Shared:
     """An object that outlives one request: what it is, where it is bound, how it is reached."""
 
     label: str  # how the user refers to it: "agent", "app.state.agent", "get_agent()"
-    report_node: cst.CSTNode  # where a finding about it is reported
+    report_node: cst.CSTNode | None  # where a finding about it is reported (None: where it is used)
     kind: Kind
     entry: Entry | None
     binding: Binding | None = None
     factory: Function | None = None  # a cached factory that returns it
     owner_class: str | None = None  # a class whose module-level instance holds it (self.x)
+    # built in another module of the project (the project index): what it is and where, and the
+    # name this file reaches it by ("agent", "agents.agent", "get_agent" for ``get_agent()``,
+    # "app.state.agent"); ``binding`` is this file's own name for it when it has one
+    fact: Fact | None = None
+    name: str = ""
+    through: str = ""  # a memory reached through the agent built with it (``fact.holds``)
+
+    @property
+    def factory_name(self) -> str | None:
+        """The name a call of which returns the object: a cached factory here or imported."""
+        if self.factory is not None:
+            return self.factory.name
+        if self.fact is not None and self.fact.role == "shared-factory":
+            return self.name
+        return None
 
 
 def shared_objects(model: Model) -> Iterator[Shared]:
@@ -41,6 +60,7 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         return  # the whole process belongs to one session (hosts.py: Bedrock AgentCore)
     instantiated_once = module_instances(model)
     per_session = reruns_per_session(model)
+    shared_bindings: set[int] = set()
     for b in model.bindings:
         if b.in_main or b.value_call is None:
             continue
@@ -48,6 +68,7 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         if kind not in stateful:
             continue
         if b.scope == "module" and not per_session:
+            shared_bindings.add(id(b))
             yield Shared(b.target, b.statement, kind, entry, binding=b)
         elif b.scope == "class":
             yield Shared(f"{b.class_name}.{b.target}", b.statement, kind, entry, binding=b)
@@ -74,6 +95,72 @@ def shared_objects(model: Model) -> Iterator[Shared]:
             if kind in stateful:
                 yield Shared(f"{fn.name}()", ret, kind, entry, factory=fn)
                 break
+    if model.project is not None:
+        yield from _from_project(model, shared_bindings)
+
+
+def _from_project(model: Model, shared_bindings: set[int]) -> Iterator[Shared]:
+    """Stateful objects another module of the project builds and this file reaches: imported
+    by name (``from .agent import agent``, ``import app.agents as agents``), through an imported
+    cached factory or a function that runs one (``get_response()``), stored on ``app.state`` by
+    a startup hook elsewhere, or assigned at startup to one of this module's own names
+    (``routes.agent = Coordinator()``). Reported where this file uses them."""
+    from ..project import OBJECT, RUNNER, SHARED_FACTORY, STATE, STATEFUL
+
+    assert model.project is not None
+    module = model.project.module
+    facts = model.project.facts
+    own = {b.target: b for b in model.bindings if b.scope == "module" and not b.in_main}
+    seen: set[str] = set()
+    for qualified, fact in facts.items():
+        if fact.kind not in STATEFUL or qualified in seen:
+            continue
+        kind = Kind(fact.kind)
+        entry = fact_entry(model, qualified)
+        if qualified.startswith(STATE):
+            if fact.role == OBJECT:
+                yield Shared(f"app.state.{qualified[len(STATE) :]}", None, kind, entry, fact=fact, name=qualified)
+            continue
+        if module and qualified.startswith(module + ".") and qualified[len(module) + 1 :] in own:
+            target = qualified[len(module) + 1 :]
+            binding = own[target]
+            if id(binding) not in shared_bindings:
+                yield Shared(target, binding.statement, kind, entry, binding=binding, fact=fact, name=target)
+            continue
+        label = _label(model, qualified)
+        if label is None or fact.role not in (OBJECT, SHARED_FACTORY, RUNNER):
+            continue
+        seen.add(qualified)
+        shown = label if fact.role == OBJECT else f"{label}()"
+        yield Shared(shown, None, kind, entry, fact=fact, name=label)
+        if fact.holds:  # the memory the agent was built with runs with it (DUP102, as in one file)
+            held = Shared(fact.holds, None, Kind.MEMORY, entry, fact=fact, name=label, through=shown)
+            yield held
+
+
+def _label(model: Model, qualified: str) -> str | None:
+    """This file's text for a qualified name: its import alias, or alias + the rest of the path
+    for a module import (``agents.agent`` after ``import app.agents as agents``)."""
+    best = None
+    for local, target in model.imports.items():
+        if qualified == target:
+            return local
+        if qualified.startswith(target + ".") and (best is None or len(target) > len(best[1])):
+            best = (local, target)
+    if best is None:
+        return None
+    return best[0] + qualified[len(best[1]) :]
+
+
+def _unshadowed(model: Model, fn: Function | None, head: str) -> bool:
+    """Does ``head`` in ``fn`` still mean the module's import (no local or module rebinding)?"""
+    while fn is not None:
+        if head in fn.global_names:
+            break
+        if head in fn.local_names:
+            return False
+        fn = fn.parent
+    return model.module_binding(head) is None
 
 
 def _texts(call: Call, shared: Shared) -> list[str]:
@@ -107,21 +194,13 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
         if alias is not None and alias.function is fn and alias.value_dotted:
             text = alias.value_dotted
     b = shared.binding
-    if shared.factory is not None:
-        factory = shared.factory.name
-        if text == f"{factory}()":
-            return True
-        if "." in text or "(" in text:
-            return False
-        local = model.local_binding(text, fn)  # module level too: ``agent = load_agent()`` in Streamlit
-        if local is not None and local.value_call is not None and local.value_call.func == factory:
-            return True
-        if fn is not None and text in fn.params:
-            default = fn.param_defaults.get(text)
-            annotation = fn.param_annotations.get(text)
-            return any(_depends_on(model, node, factory) for node in (default, annotation) if node is not None)
-        return False
-    assert b is not None
+    factory = shared.factory_name
+    if factory is not None:
+        return _through_factory(model, fn, text, factory)
+    if any(_through_factory(model, fn, text, name) for name in _accessors(model, shared)):
+        return True
+    if b is None:
+        return _refers_elsewhere(model, fn, shared, text)
     if shared.owner_class is not None:
         return text == b.target and fn is not None and fn.class_name == shared.owner_class
     if b.scope == "class":
@@ -141,6 +220,54 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
     # ``global manager`` in a setup function that builds the agent: which module binding is
     # live when a handler runs depends on the order of calls, not of the source
     return b.scope == "module" and b.function is not None and seen is not None and seen.scope == "module"
+
+
+def _through_factory(model: Model, fn: Function | None, text: str, factory: str) -> bool:
+    """Is ``text`` the object a call of ``factory`` returns: ``factory()`` itself, a name bound
+    from it, or a parameter with ``Depends(factory)``?"""
+    if text == f"{factory}()":
+        return True
+    if "." in text or "(" in text:
+        return False
+    local = model.local_binding(text, fn)  # module level too: ``agent = load_agent()`` in Streamlit
+    if local is not None and local.value_call is not None and local.value_call.func == factory:
+        return True
+    if fn is not None and text in fn.params:
+        default = fn.param_defaults.get(text)
+        annotation = fn.param_annotations.get(text)
+        return any(_depends_on(model, node, factory) for node in (default, annotation) if node is not None)
+    return False
+
+
+def _refers_elsewhere(model: Model, fn: Function | None, shared: Shared, text: str) -> bool:
+    """Does ``text`` name an object another module builds: its import, ``app.state.<attr>``."""
+    from ..project import STATE
+
+    if shared.name.startswith(STATE):
+        suffix = "state." + shared.name[len(STATE) :]
+        return text == "app." + suffix or text.endswith("." + suffix)
+    return text == shared.name and _unshadowed(model, fn, text.split(".")[0])
+
+
+@analysis
+def _accessors(model: Model, shared: Shared) -> tuple[str, ...]:
+    """Local functions that hand out a module-level shared object as it is (``def get_agent():
+    return agent``): ``get_agent()`` and ``Depends(get_agent)`` reach that one object too."""
+    b = shared.binding
+    if b is None or b.scope != "module" or "." in b.target:
+        return ()
+    out = []
+    for fn in model.functions:
+        if (
+            fn.class_name is None
+            and fn.returns
+            and all(
+                type(ret) is cst.Name and ret.value == b.target and model.local_binding(ret.value, fn) is b
+                for ret in fn.returns
+            )
+        ):
+            out.append(fn.name)
+    return tuple(out)
 
 
 def _depended_on(model: Model, node: cst.CSTNode) -> list[str]:
@@ -172,11 +299,12 @@ def _key(text: str) -> str:
     return text.rsplit(".", 1)[-1].removesuffix("()")
 
 
-def _shared_key(shared: Shared) -> str:
-    if shared.factory is not None:
-        return shared.factory.name
-    assert shared.binding is not None
-    return _key(shared.binding.target)
+def _shared_keys(model: Model, shared: Shared) -> list[str]:
+    if shared.factory_name is not None:
+        return [shared.factory_name]
+    if shared.binding is None:  # reached from another module: by its name here
+        return [_key(shared.name.rpartition("@state.")[2])]
+    return [_key(shared.binding.target), *_accessors(model, shared)]
 
 
 def _keys(model: Model, call: Call, text: str) -> set[str]:
@@ -235,15 +363,29 @@ def _session_script(model: Model, fn: Function | None) -> bool:
 
 def uses_in_concurrent_code(model: Model, shared: Shared) -> list[Call]:
     """Unguarded calls that run or mutate ``shared`` from code that runs per request/job."""
-    found = []
-    for call in _uses_by_key(model).get(_shared_key(shared), ()):
-        concurrent = model.is_concurrent_context(call.function, call.in_main) or (
-            shared.factory is not None and _session_script(model, call.function)
-        )
-        if not concurrent:
-            continue
-        if any(_refers(model, call, shared, text) for text in _texts(call, shared)):
-            found.append(call)
+    found: list[Call] = []
+    index = _uses_by_key(model)
+    for key in _shared_keys(model, shared):
+        for call in index.get(key, ()):
+            if call in found:
+                continue
+            concurrent = model.is_concurrent_context(call.function, call.in_main) or (
+                shared.factory is not None and _session_script(model, call.function)
+            )
+            # an object another module builds is process-wide, whoever reaches it: a page
+            # script's session code too (every module the script imports is loaded once)
+            if not concurrent and shared.fact is not None and shared.binding is None:
+                concurrent = _session_script(model, call.function)
+            if not concurrent:
+                continue
+            if shared.fact is not None and shared.fact.role == "runner":
+                used = call.func == shared.name and _unshadowed(model, call.function, shared.name.split(".")[0])
+            else:
+                used = any(_refers(model, call, shared, text) for text in _texts(call, shared))
+            if used:
+                found.append(call)
+    if len(found) > 1:
+        found.sort(key=model.order)
     return found
 
 

@@ -1,35 +1,64 @@
-"""DUP103 constant-session-key: literal ``thread_id`` / ``session_id`` values reached from
-per-request code.
+"""DUP103 constant-session-key: a ``thread_id`` / ``session_id`` that is the same for every
+request, reached from per-request code.
 
 A checkpointer or session store keyed by a constant is one conversation for every user: the
-graph resumes the previous user's pending tool calls. Literal keys count when they appear in
-a handler or worker, or in a module-level config dict that a handler passes to a call. The
-model records the literal keys (``Model.constant_keys``); this module decides which of them
-per-request code reaches.
+graph resumes the previous user's pending tool calls. The key is constant when it is
+
+* a literal written at the key (``thread_id="default"``, ``{"thread_id": "1"}``);
+* a name or attribute that holds one: a module constant (``SESSION_ID = "default"``), one
+  imported from a config module, a literal attribute of a config class or of its module-level
+  instance (``settings.THREAD_ID``); the project index (``dupguard.project``) knows the other
+  modules' constants;
+* an f-string with no per-request part (``f"{APP_NAME}-session"``);
+* the literal default of a helper's parameter, when per-request code calls the helper without it.
+
+It counts in a handler or worker, in a module-level config dict that a handler passes to a
+call, and in a Streamlit script's session code when the graph or store it keys comes from
+another module (imported modules are loaded once per process; the script's own objects are
+rebuilt for every session, so a constant there selects a history that is already per session).
+
+Not flagged: a key whose store lives only for the request: a graph compiled in the handler with
+no checkpointer, or with an in-memory one made there (nothing outlives the run). The model
+records the keys (``Model.constant_keys``, ``Model.key_values``); this module decides which of
+them are constant and which per-request code reaches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ...semantic.model import Call, ConstantKey, Model
+import libcst as cst
+
+from ...semantic import entrypoints as ep
+from ...semantic.hosts import reruns_per_session
+from ...semantic.model import Call, ConstantKey, Function, Model, string_value
 from ..registry import Finding, RuleContext, rule
+
+_LITERALS = (cst.SimpleString, cst.Integer, cst.ConcatenatedString)
+# checkpointers that live in the process's memory: made inside a handler, they die with it
+_IN_MEMORY_SAVERS = frozenset({"langgraph.checkpoint.memory.MemorySaver", "langgraph.checkpoint.memory.InMemorySaver"})
 
 
 def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
-    """(literal key, the per-request call that uses it, when it is not where the key is)."""
+    """(constant key, the per-request call that uses it, when it is not where the key is)."""
     module_configs: dict[str, ConstantKey] = {}
-    for key in model.constant_keys:
-        if key.in_main:
+    for key in [*model.constant_keys, *_resolved_keys(model)]:
+        if key.in_main and not reruns_per_session(model):
+            continue
+        if _streamlit_shared(model, key):
+            yield key, None
             continue
         if key.function is not None:
-            if model.is_concurrent_context(key.function):
+            if model.is_concurrent_context(key.function) and not _per_run_store(model, key):
                 yield key, None
+            continue
+        if key.in_main:
             continue
         for b in model.bindings:
             if b.scope == "module" and b.statement is key.statement:
                 module_configs.setdefault(b.target, key)
     yield from _positional_keys(model)
+    yield from _default_parameters(model)
     if not module_configs:
         return
     reported: set[int] = set()
@@ -37,20 +66,215 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
         if not model.is_concurrent_context(call.function, call.in_main):
             continue
         for arg in call.args:
-            configured = module_configs.get(arg.dotted or "")
-            if configured is None or id(configured) in reported:
+            config = module_configs.get(arg.dotted or "")
+            if config is None or id(config) in reported:
                 continue
             binding = model.local_binding(arg.dotted or "", call.function)
             if binding is not None and binding.scope == "module":
-                reported.add(id(configured))
-                yield configured, call
+                reported.add(id(config))
+                yield config, call
+
+
+# ---------------------------------------------------------------------- constants by another name
+
+
+def _resolved_keys(model: Model) -> Iterator[ConstantKey]:
+    """The key values that are not literals where they are written but are constants all the same."""
+    for key in model.key_values:
+        found = constant_value(model, key.value, key.function)
+        if found is not None:
+            text, how = found
+            yield ConstantKey(
+                key=key.key,
+                value=key.value,
+                function=key.function,
+                statement=key.statement,
+                call=key.call,
+                in_main=key.in_main,
+                source=f"{text} ({how})",
+            )
+
+
+def constant_value(
+    model: Model, node: cst.BaseExpression, fn: Function | None, depth: int = 0
+) -> tuple[str, str] | None:
+    """(the literal, how it gets here) when ``node`` has the same value on every call, else None."""
+    if depth > 4:
+        return None
+    if type(node) in _LITERALS:
+        return _code(node), "a literal"
+    if type(node) is cst.FormattedString:
+        parts = [p for p in node.parts if type(p) is cst.FormattedStringExpression]
+        if all(constant_value(model, p.expression, fn, depth + 1) is not None for p in parts):
+            return _code(node), "an f-string with no per-request part"
+        return None
+    if type(node) is cst.Name:
+        return _name_value(model, node.value, fn, depth)
+    if type(node) is cst.Attribute:
+        return _attribute_value(model, node, fn)
+    return None
+
+
+def _name_value(model: Model, name: str, fn: Function | None, depth: int) -> tuple[str, str] | None:
+    scope = fn
+    while scope is not None:  # a parameter is per call (its default: ``_default_parameters``)
+        if name in scope.params:
+            return None
+        scope = scope.parent
+    binding = model.local_binding(name, fn)
+    if binding is not None:
+        if binding.scope == "module" and type(binding.value) in _LITERALS:
+            return _code(binding.value), f"the module constant `{name}`"
+        if binding.function is not None and binding.function is fn:
+            found = constant_value(model, binding.value, fn, depth + 1)
+            return (found[0], f"`{name}`, {found[1]}") if found is not None else None
+        return None
+    fact = model.fact(model.resolve(name))
+    if fact is not None and fact.role == "key":
+        return fact.value, f"`{name}`, a constant from {fact.where}"
+    return None
+
+
+def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> tuple[str, str] | None:
+    """``config.SESSION_ID`` (a module), ``settings.THREAD_ID`` (an instance of a config class),
+    ``Config.THREAD_ID``: here or in another module of the project."""
+    from ...semantic.nodes import dotted
+
+    text = dotted(node)
+    if text is None or text.count(".") != 1:
+        return None
+    head, attr = text.split(".")
+    if head in ("self", "cls"):
+        return None
+    fact = model.fact(model.resolve(text))
+    if fact is not None and fact.role == "key":
+        return fact.value, f"`{text}`, a constant from {fact.where}"
+    if fn is not None and model.local_binding(head, fn) is not model.module_binding(head):
+        return None
+    binding = model.module_binding(head)
+    owner = head if head in model.classes else None
+    if owner is None and binding is not None and binding.value_call is not None:
+        owner = binding.value_call.func if binding.value_call.func in model.classes else None
+    if owner is None:
+        return None
+    for member in model.member_bindings(owner, attr):
+        if member.scope == "class" and type(member.value) in _LITERALS:
+            return _code(member.value), f"`{text}`, a literal attribute of `{owner}`"
+    return None
+
+
+def _code(node: cst.CSTNode) -> str:
+    value = string_value(node)
+    if isinstance(value, str):
+        return f'"{value}"'
+    return cst.Module(body=()).code_for_node(node)
+
+
+def _default_parameters(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
+    """``def run(msg, thread_id="default"): graph.invoke(..., {"configurable": {"thread_id":
+    thread_id}})`` called from a handler without ``thread_id``: every request gets the default.
+    Reported at that call. (A handler's own parameter with a default is a request field.)"""
+    for key in model.key_values:
+        fn = key.function
+        if fn is None or type(key.value) is not cst.Name or fn.contexts & {ep.HANDLER, ep.WORKER}:
+            continue
+        name = key.value.value
+        default = fn.param_defaults.get(name)
+        if default is None or type(default) not in _LITERALS:
+            continue
+        for caller in model.callers(fn):
+            if not model.is_concurrent_context(caller.function, caller.in_main) or _passes(caller, fn, name):
+                continue
+            yield (
+                ConstantKey(
+                    key=key.key,
+                    value=caller.node,  # type: ignore[arg-type]
+                    function=caller.function,
+                    statement=caller.statement,
+                    call=caller,
+                    in_main=False,
+                    source=f"{_code(default)} (the default of `{fn.name}`'s parameter `{name}`, not passed here)",
+                ),
+                None,
+            )
+
+
+def _passes(call: Call, fn: Function, name: str) -> bool:
+    if any(arg.star for arg in call.args) or call.kw(name) is not None:
+        return True
+    params = list(fn.params)
+    if fn.class_name is not None and params[:1] in (["self"], ["cls"]) and call.receiver is not None:
+        params = params[1:]
+    positional = [a for a in call.args if a.keyword is None]
+    return name in params and params.index(name) < len(positional)
+
+
+# ---------------------------------------------------------------------- where the key goes
+
+
+def _consumers(model: Model, key: ConstantKey) -> list[Call]:
+    """The calls the key is handed to: the calls around it, and the calls in the same scope
+    that take the name the key's dict is bound to (``config = {...}; graph.invoke(x, config)``)."""
+    out: list[Call] = []
+    if key.call is not None:
+        out.extend(reversed((*key.call.outer, key.call)))
+    for b in model.bindings:
+        if b.statement is key.statement and b.function is key.function and "." not in b.target:
+            for call in key.function.calls if key.function is not None else model.calls:
+                if call.function is key.function and any(arg.dotted == b.target for arg in call.args):
+                    out.append(call)
+    return out
+
+
+def _per_run_store(model: Model, key: ConstantKey) -> bool:
+    """Is every graph the key is given to built in this function with no checkpointer, or with
+    an in-memory one made here? Then nothing keyed by it outlives the request."""
+    fn = key.function
+    found = False
+    for call in _consumers(model, key):
+        if call.receiver is None or "." in call.receiver or "(" in call.receiver:
+            continue
+        binding = model.local_binding(call.receiver, fn)
+        built = binding.value_call if binding is not None and binding.function is fn else None
+        if built is None or not (built.method == "compile" or (built.callee or "").endswith("create_react_agent")):
+            return False
+        checkpointer = built.kw("checkpointer")
+        if checkpointer is not None and not _in_memory(model, checkpointer.node, fn):
+            return False
+        found = True
+    return found
+
+
+def _in_memory(model: Model, node: cst.BaseExpression, fn: Function | None) -> bool:
+    call = model.call_for_node(node)
+    if call is None and type(node) is cst.Name:
+        binding = model.local_binding(node.value, fn)
+        call = binding.value_call if binding is not None and binding.function is fn else None
+    return call is not None and call.callee in _IN_MEMORY_SAVERS
+
+
+def _streamlit_shared(model: Model, key: ConstantKey) -> bool:
+    """A key in a Streamlit script's session code given to an object another module builds
+    (process-wide), such as ``from graph_module import app; app.invoke(..., {"configurable":
+    {"thread_id": "web"}})``: every visitor continues one thread."""
+    if model.project is None or not reruns_per_session(model):
+        return False
+    fn = key.function
+    if fn is not None and not (fn.contexts | fn.reached_from) & {"streamlit", ep.SCRIPT}:
+        return False
+    for call in _consumers(model, key):
+        head = (call.receiver or "").split(".")[0]
+        if not head or model.local_binding(head, fn) is not None:
+            continue
+        fact = model.fact(model.resolve(call.receiver))
+        if fact is not None and fact.role == "object":
+            return True
+    return False
 
 
 def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
     """A literal passed where the catalog says a constructor takes its key positionally
     (``session_kwargs`` holding an index: ``SQLiteSession("whatsapp", "chats.db")``)."""
-    import libcst as cst
-
     for call in model.calls:
         entry = model.entry_for_call(call)
         if entry is None or call.in_main or not model.is_concurrent_context(call.function):
@@ -76,12 +300,14 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
 def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
     for key, use in constant_session_keys(model):
         fn = use.function if use is not None else key.function
-        where = f"`{fn.name if fn else 'module code'}`"
+        streamlit = fn is None and reruns_per_session(model)
+        where = f"`{fn.name}`" if fn else ("the Streamlit script" if streamlit else "`module code`")
         if use is not None:
             where += f", line {ctx.line(use.node)}"
+        value = key.source or getattr(key.value, "value", "string")
+        runs = "code that runs for every Streamlit session" if streamlit else "code that runs per request"
         yield Finding(
             key.value,
-            f"`{key.key}` is the constant {getattr(key.value, 'value', 'string')} in code that runs per "
-            f"request ({where}): every user shares one conversation and replays its tool calls; derive "
-            f"`{key.key}` from the request (user or session id)",
+            f"`{key.key}` is the constant {value} in {runs} ({where}): every user shares one conversation "
+            f"and replays its tool calls; derive `{key.key}` from the request (user or session id)",
         )

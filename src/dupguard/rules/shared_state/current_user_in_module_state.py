@@ -117,12 +117,21 @@ def _global_rebinds(model: Model) -> Iterator[Leak]:
         why = per_request(model, fn)
         if why is None or not reads_request_value(model, fn, b.value) or _lazy_init(model, b):
             continue
-        if model.kind_of_expr_call(b.value_call)[0] in (Kind.AGENT, Kind.MEMORY):
+        if model.kind_of_expr_call(b.value_call)[0] in (Kind.AGENT, Kind.MEMORY) and _shared_and_used(model, b):
             continue  # a stateful agent or memory in a global: DUP101/DUP102 report it
         reader = _reader(model, b.target, fn)
         if reader is None:
             continue
         yield Leak(b.statement, f"{b.target} = ...", f"the module global `{b.target}`", f"`{reader.name}`", why)
+
+
+def _shared_and_used(model: Model, binding: Binding) -> bool:
+    """Do DUP101/DUP102 report this binding (a shared object per-request code uses)? Only then is
+    it theirs: an agent another module's factory builds for this request and stores in a global
+    that a later module-level binding hides from them is still this rule's."""
+    from ...semantic.shared import shared_objects, uses_in_concurrent_code
+
+    return any(s.binding is binding and uses_in_concurrent_code(model, s) for s in shared_objects(model))
 
 
 def _module_container(model: Model, head: str, fn: Function) -> Binding | None:

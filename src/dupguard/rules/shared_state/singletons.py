@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ...fixes import FixProposal
 from ...semantic.catalog import Kind
 from ...semantic.model import Model
 from ...semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
@@ -18,10 +19,25 @@ def _what(shared: Shared) -> str:
     framework = f"{shared.entry.framework} " if shared.entry is not None else ""
     call = shared.binding.value_call if shared.binding is not None else None
     built = f" (`{call.func}(...)`)" if call is not None and call.func else ""
+    if shared.fact is not None:
+        built = f" (`{shared.fact.built}`)"
     return f"a stateful {framework}{noun}{built}"
 
 
+_HOW = {
+    "module": "bound at module level in {where}",
+    "state": "stored on the application state by a startup hook at {where}",
+    "attribute": "assigned to this module at startup by {where}",
+    "cached": "returned by a cached factory at {where}",
+}
+
+
 def _where(shared: Shared) -> str:
+    fact = shared.fact
+    if fact is not None:
+        if fact.role == "shared-factory":
+            return f"returned by the cached factory `{shared.name}()` ({fact.where})"
+        return _HOW.get(fact.how, "built at {where}").format(where=fact.where)
     if shared.factory is not None:
         return f"returned by the cached factory `{shared.factory.name}()`"
     if shared.owner_class is not None:
@@ -48,12 +64,41 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
         more = f" and {len(found) - 1} more place(s)" if len(found) > 1 else ""
+        if shared.fact is not None:
+            yield _elsewhere(shared, ctx, found, via, where, more, advice)
+            continue
+        assert shared.report_node is not None  # bound in this file
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
             f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
             fix=ctx.fix(shared),
         )
+
+
+def _elsewhere(shared: Shared, ctx: RuleContext, found: list, via: str, where: str, more: str, advice: str) -> Finding:
+    """A finding about an object another module builds (the project index): reported where
+    this file uses it (or names it), and fixed where it is built."""
+    fact = shared.fact
+    assert fact is not None
+    first = found[0]
+    label = f"`{shared.label}`"
+    if shared.through:
+        holder = f"`{shared.through}`" if fact.role != "runner" else f"the agent `{shared.through}` runs"
+        what = f"is a stateful memory held by {holder} (`{fact.built}`, {_where(shared)})"
+        used, via, label = "used here", f" through `{shared.through}`", shared.label
+    elif fact.role == "runner":
+        what = f"runs {fact.via}, {_what(shared)} {_where(shared)}"
+        used = "called here"
+    else:
+        what = f"is {_what(shared)} {_where(shared)}"
+        used = "used here" if shared.binding is None else "used"
+    return Finding(
+        shared.report_node if shared.report_node is not None else first.node,
+        f"{label} {what}, shared by every request: {used}{via} in `{where}` (line {ctx.line(first.node)})"
+        f"{more}; {advice}",
+        fix=FixProposal.refuse(f"built in another module ({fact.where}): fix it there"),
+    )
 
 
 def _indirect_uses(model: Model, memory: Shared, objects: list[Shared], uses: dict) -> tuple[list, str]:
