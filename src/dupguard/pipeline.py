@@ -38,6 +38,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -172,10 +173,7 @@ def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> froz
     test modules out unless ``check-test-modules`` is set (``is_test_module``)."""
     if not settings.per_file_ignores and settings.check_test_modules:
         return codes
-    try:
-        rel: str | None = Path(path).resolve().relative_to(Path(settings.root).resolve()).as_posix()
-    except ValueError:
-        rel = None
+    rel = _relative_to_root(path, settings.root)
     if not settings.check_test_modules and is_test_module(path, rel):
         return frozenset()
     if not settings.per_file_ignores:
@@ -186,6 +184,31 @@ def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> froz
         if fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
             ignored.extend(prefixes)
     return frozenset(c for c in codes if not code_matches(c, ignored))
+
+
+@lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
+
+
+@lru_cache(maxsize=64)
+def _absolute_root(root: str) -> str:
+    return os.path.abspath(root)
+
+
+def _relative_to_root(path: str, root: str) -> str | None:
+    """``path`` relative to the project root (links resolved, ``/``-separated), or None outside it.
+
+    The path as given is tried first, then with links resolved (a root reached through a link).
+    Called once per linted file: string operations rather than ``Path.resolve()`` twice, which made a warm-cache run of 2,000 files spend a third of its
+    time here (bench/RESULTS.md, the --quick re-run)."""
+    for here, base in ((os.path.abspath(path), _absolute_root(root)), (os.path.realpath(path), _real_root(root))):
+        if here == base:
+            return "."
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if here.startswith(prefix):
+            return here[len(prefix) :].replace(os.sep, "/")
+    return None
 
 
 TEST_DIRECTORIES = frozenset({"tests", "test"})
