@@ -12,7 +12,10 @@ A block is checked by the first word of its info string (the language) and the w
                       import must resolve in the installed framework versions, and the
                       attributes and keyword arguments used on imported names (and on objects
                       built from imported classes) must exist there; ``dupguard`` must report
-                      exactly the codes in ``expect``.
+                      exactly the codes in ``expect``. Imports from ``myapp`` (the reader's
+                      application) are not resolved here; ``unpinned=a,b.c`` names frameworks
+                      dupguard does not pin, whose imports are not resolved where they are not
+                      installed.
 ``toml``              a complete dupguard configuration: as ``pyproject.toml`` when it has a
                       ``[tool.dupguard]`` table, else as ``dupguard.toml``, in an empty project
                       with an empty ``probe.py``; ``dupguard check --no-cache probe.py`` run in
@@ -87,7 +90,7 @@ PROGRAMS = frozenset(
 )
 PYTHONS = frozenset({"python", "python3"})
 SHELL_LANGS = frozenset({"sh", "console", "shell", "bash"})
-ATTRIBUTES = {"python": {"expect"}, "toml": {"path"}, **{lang: {"allow"} for lang in SHELL_LANGS}}
+ATTRIBUTES = {"python": {"expect", "unpinned"}, "toml": {"path"}, **{lang: {"allow"} for lang in SHELL_LANGS}}
 MODES = {"python": {"", "runnable", "lint"}}
 
 
@@ -258,11 +261,27 @@ def _distribution(obj: Any) -> str:
         return top
 
 
-def _resolve_imports(tree: ast.Module, where: str) -> dict[str, Any]:
+def _skipped(module: str, unpinned: set[str]) -> bool:
+    """The reader's own application, or a framework the page marks as not pinned by dupguard
+    that is not installed here."""
+    if module == "myapp" or module.startswith("myapp."):
+        return True
+    for name in unpinned:
+        if module == name or module.startswith(name + "."):
+            try:
+                return importlib.util.find_spec(name) is None
+            except (ImportError, ValueError):  # a parent package is missing
+                return True
+    return False
+
+
+def _resolve_imports(tree: ast.Module, where: str, unpinned: set[str]) -> dict[str, Any]:
     bound: dict[str, Any] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
+                if _skipped(alias.name, unpinned):
+                    continue
                 try:
                     module = importlib.import_module(alias.name)
                 except ImportError as exc:
@@ -272,7 +291,7 @@ def _resolve_imports(tree: ast.Module, where: str) -> dict[str, Any]:
                 else:
                     bound[alias.name.split(".")[0]] = importlib.import_module(alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
-            if node.level or node.module is None or node.module == "__future__":
+            if node.level or node.module is None or node.module == "__future__" or _skipped(node.module, unpinned):
                 continue
             try:
                 module = importlib.import_module(node.module)
@@ -327,7 +346,8 @@ def check_api(block: Block) -> None:
     ``Imported.attr.attr`` chains, keyword arguments of calls on them, and methods called on an
     object built by ``x = ImportedClass(...)`` (or a parameter/def annotated with one)."""
     tree = ast.parse(block.code)
-    bound = _resolve_imports(tree, block.where)
+    unpinned = set(filter(None, block.attrs.get("unpinned", "").split(",")))
+    bound = _resolve_imports(tree, block.where, unpinned)
     counts = _assigned_names(tree)
     instances: dict[str, type] = {}
 
