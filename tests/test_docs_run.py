@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from linthelpers import ROOT
 
 SUPPORT = ROOT / "tests" / "docs_support"
@@ -168,9 +169,7 @@ def test_block(block: Block, tmp_path: Path) -> None:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(SUPPORT), str(ROOT / "src"), env.get("PYTHONPATH", "")) if p
-    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SUPPORT), str(ROOT / "src"), env.get("PYTHONPATH", "")) if p)
     # no real provider: fake keys, and a base URL nothing listens on (a block that reaches for a
     # real model fails at once instead of waiting on the network)
     env.update(

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 import dupguard.runtime
 
