@@ -125,7 +125,8 @@ def parse_blocks(path: Path) -> list[Block]:
         body: list[str] = []
         j = i + 1
         while j < len(lines) and not closing.match(lines[j]):
-            body.append(lines[j][indent:] if lines[j][:indent].isspace() else lines[j].lstrip())
+            line = lines[j]
+            body.append(line[indent:] if not line[:indent].strip() else line.lstrip())
             j += 1
         words = match["info"].split()
         lang = words[0].lower() if words else ""
@@ -538,7 +539,9 @@ def check_command(tokens: list[str], where: str, allow: set[str], *, only_dupgua
         tokens = tokens[1:]
     if not tokens:
         return
-    program, args = Path(tokens[0]).name, tokens[1:]
+    program, args = (tokens[0] if tokens[0] == "." else Path(tokens[0]).name), tokens[1:]
+    if re.fullmatch(r"python3?(\.\d+)?", program):  # python3.11 as python
+        program = "python"
     if program == "dupguard":
         check_dupguard_argv(args, where)
     elif program in PYTHONS and args[:1] == ["-m"] and len(args) > 1:
@@ -605,10 +608,10 @@ def check_embedded_commands(data: Any, where: str) -> None:
 # --------------------------------------------------------------------------------- yaml, json
 
 
-def _hook_ids() -> set[str]:
+def _hooks() -> dict[str, dict]:
     import yaml
 
-    return {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    return {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
 
 
 GITLAB_RESERVED = {
@@ -641,8 +644,15 @@ def check_yaml(block: Block, tmp_path: Path) -> None:
             assert isinstance(repo, dict) and "repo" in repo and "hooks" in repo, f"{block.where}: {repo!r}"
             if "dupguard" in str(repo["repo"]):
                 assert "rev" in repo, f"{block.where}: a remote pre-commit repo needs `rev`"
-                ids = {hook["id"] for hook in repo["hooks"]}
-                assert ids <= _hook_ids(), f"{block.where}: unknown hook id(s) {sorted(ids - _hook_ids())}"
+                hooks = _hooks()
+                for hook in repo["hooks"]:
+                    assert hook["id"] in hooks, (
+                        f"{block.where}: unknown hook id {hook['id']!r} (.pre-commit-hooks.yaml)"
+                    )
+                    # the command pre-commit runs: the hook's entry, its args (or the user's), then files
+                    entry = shlex.split(hooks[hook["id"]]["entry"])
+                    args = hook.get("args", hooks[hook["id"]].get("args", []))
+                    check_command([*entry, *map(str, args)], block.where, set())
     jobs = data.get("jobs")
     if isinstance(jobs, dict):  # a GitHub workflow; YAML 1.1 reads the key `on` as True
         assert "on" in data or True in data, f"{block.where}: a workflow needs `on:`"
@@ -727,3 +737,86 @@ CHECKERS = {
     "text": check_text,
     "sql": check_sql,
 }
+
+
+# ------------------------------------------------------------- the checks reject bad blocks
+
+
+def _block(lang: str, code: str, info: str = "") -> Block:
+    words = info.split()
+    attrs = dict(w.split("=", 1) for w in words if "=" in w)
+    mode = " ".join(w for w in words if "=" not in w)
+    return Block(ROOT / "README.md", 1, lang, mode, attrs, code)
+
+
+# the README's configuration block before issue 17: extend-* keys inside the per-file-ignores table
+OLD_README_CONFIG = """[tool.dupguard]
+select = ["DUP"]
+
+[tool.dupguard.per-file-ignores]
+"tests/*" = ["DUP1"]
+
+# teach dupguard about your own classes (qualified names)
+extend-stateful-agents = ["mycompany.bots.SupportBot"]
+"""
+
+# the README's before/after example before issue 17: llama-index-core 0.12's API
+OLD_README_EXAMPLE = """from llama_index.core.agent import ReActAgent
+
+agent = ReActAgent.from_tools(tools=[], memory=None)
+"""
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        _block("toml", OLD_README_CONFIG),
+        _block("toml", '[tool.dupguard]\nselect = ["DUP"\n'),
+        _block("python", OLD_README_EXAMPLE, "lint expect=none"),
+        _block(
+            "python",
+            "from llama_index.core.agent.workflow import FunctionAgent\n\nFunctionAgent(tool=[])\n",
+            "lint expect=none",
+        ),
+        _block(
+            "python",
+            "from llama_index.core.agent.workflow import FunctionAgent\n\n"
+            "agent = FunctionAgent(tools=[])\n\n\nasync def f():\n    return await agent.achat('hi')\n",
+            "lint expect=none",
+        ),
+        _block("python", "import json\n", "lint"),
+        _block("python", "import sys\n\nsys.exit(3)\n"),
+        _block("sh", "dupguard chek src/\n"),
+        _block("sh", "dupguard check --no-such-flag src/\n"),
+        _block("sh", "pip install 'dupguard[no-such-extra]'\n"),
+        _block("sh", "rm -rf build\n"),
+        _block("text", "$ dupguard check --output-format xml app.py\n"),
+        _block(
+            "yaml",
+            "repos:\n  - repo: https://github.com/dupguard/dupguard\n    rev: v1\n    hooks:\n      - id: nope\n",
+        ),
+        _block("yaml", "on: push\njobs:\n  lint:\n    steps: []\n"),
+        _block("json", '{"command": "dupguard", "args": ["serve"],}'),
+        _block("lua", 'require("lspconfig").dupguard.setup({ cmd = { "dupguard", "serve" } })\n'),
+        _block("lua", "vim.lsp.start({ name = 'dupguard' \n"),
+        _block("sql", "CREATE TABLE dupguard_records (key text);\n"),
+        _block("", "anything\n"),
+        _block("python", "print(1)\n", "runnable expect"),
+    ],
+    ids=lambda b: f"{b.lang or 'nolang'}-{b.mode or 'run'}-{b.code.splitlines()[0][:30]}",
+)
+def test_a_bad_block_fails(block: Block, tmp_path: Path) -> None:
+    with pytest.raises((AssertionError, pytest.fail.Exception)):
+        test_block(block, tmp_path)
+
+
+def test_python_lint_counts_the_findings(tmp_path: Path) -> None:
+    shared = (
+        "from fastapi import FastAPI\nfrom llama_index.core.memory import ChatMemoryBuffer\n"
+        "from llama_index.core.agent.workflow import FunctionAgent\n\n"
+        "app = FastAPI()\nagent = FunctionAgent(tools=[])\nmemory = ChatMemoryBuffer.from_defaults()\n\n\n"
+        "@app.post('/chat')\nasync def chat(payload: dict):\n    return await agent.run(payload['m'], memory=memory)\n"
+    )
+    with pytest.raises(AssertionError, match="DUP102"):
+        test_block(_block("python", shared, "lint expect=none"), tmp_path)
+    test_block(_block("python", shared, "lint expect=DUP102"), tmp_path)
