@@ -177,6 +177,7 @@ def _env() -> dict[str, str]:
         OPENAI_API_KEY="sk-docs-fake",
         ANTHROPIC_API_KEY="sk-ant-docs-fake",
         OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        OPENAI_AGENTS_DISABLE_TRACING="1",  # the Agents SDK would export traces to OpenAI
         PYTHONDONTWRITEBYTECODE="1",
     )
     env.pop("DUPGUARD_DEBUG", None)

@@ -1,8 +1,7 @@
 """A scripted llama-index function-calling model: ``llm``.
 
-For a user message such as ``"refund order-42"`` it first asks for the tools whose names appear
-as words in the message (``refund(order_id="order-42")``: the argument is the word after the
-tool's name), then, once the tool results are in the conversation, answers with them. It is
+For a user message such as ``"refund order-42"`` it first asks for the tools named in the
+message (``refund(order_id="order-42")``: :func:`myapp.script.tool_calls_for`), then, once the tool results are in the conversation, answers with them. It is
 llama-index's own ``MockFunctionCallingLLM`` with a response generator, so agents drive it as
 they drive a provider's model (``FunctionAgent(tools=..., llm=llm)``).
 """
@@ -16,8 +15,8 @@ from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-#: the argument name of each stand-in tool of :mod:`myapp.tools`
-_PARAMETERS = {"search": "query", "refund": "order_id"}
+from myapp.script import tool_calls_for
+
 _ids = itertools.count(1)
 
 
@@ -30,15 +29,9 @@ def _respond(messages, **_kwargs) -> ChatMessage:
     results = [str(m.content) for m in turn if m.role == MessageRole.TOOL]
     if any(m.role == MessageRole.ASSISTANT for m in turn):  # the tools ran: answer
         return ChatMessage(role=MessageRole.ASSISTANT, content="; ".join(results) or "done")
-    words = str(turn[0].content).split()
     selections = [
-        ToolSelection(
-            tool_id=f"call_{next(_ids)}",
-            tool_name=word,
-            tool_kwargs={_PARAMETERS[word]: words[i + 1] if i + 1 < len(words) else ""},
-        )
-        for i, word in enumerate(words)
-        if word in _PARAMETERS
+        ToolSelection(tool_id=f"call_{next(_ids)}", tool_name=name, tool_kwargs=kwargs)
+        for name, kwargs in tool_calls_for(str(turn[0].content))
     ]
     if not selections:
         return ChatMessage(role=MessageRole.ASSISTANT, content=f"You said: {turn[0].content}")
