@@ -584,16 +584,23 @@ def check_text(block: Block, tmp_path: Path) -> None:
 
 
 def check_embedded_commands(data: Any, where: str) -> None:
-    """dupguard command lines inside a configuration (an editor's ``command``+``args``, a
-    pre-commit ``entry``, a CI ``run``/``script``) must parse."""
+    """dupguard command lines inside a configuration (an editor's ``command``/``cmd`` plus its
+    ``args``, ``…Command`` plus ``…Arguments`` keys, a pre-commit ``entry``, a CI ``run``/``script``)
+    must parse."""
     if isinstance(data, dict):
-        command = data.get("command", data.get("cmd"))
-        if isinstance(command, str):
-            command = shlex.split(command)
-        if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-            args = data.get("args", data.get("arguments", []))
-            if Path(command[0]).name == "dupguard" and isinstance(args, list):
-                check_dupguard_argv([*command[1:], *map(str, args)], where)
+        keys = {str(k).lower(): k for k in data}
+        commands = [k for low, k in keys.items() if low == "cmd" or low.endswith("command")]
+        arguments = [k for low, k in keys.items() if low.endswith(("args", "arguments"))]
+        for key in commands:
+            command = data[key]
+            if isinstance(command, str):
+                command = shlex.split(command)
+            if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
+                continue
+            if Path(command[0]).name != "dupguard":
+                continue
+            extra = next((data[k] for k in arguments if isinstance(data[k], list)), [])
+            check_dupguard_argv([*command[1:], *map(str, extra)], where)
         for key, value in data.items():
             if key in ("run", "script", "entry") and isinstance(value, (str, list)):
                 lines = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
@@ -798,6 +805,10 @@ agent = ReActAgent.from_tools(tools=[], memory=None)
         ),
         _block("yaml", "on: push\njobs:\n  lint:\n    steps: []\n"),
         _block("json", '{"command": "dupguard", "args": ["serve"],}'),
+        _block(
+            "jsonc",
+            '{\n  // the server\n  "glspc.serverCommand": "dupguard",\n  "glspc.serverCommandArguments": ["serve"],\n}',
+        ),
         _block("lua", 'require("lspconfig").dupguard.setup({ cmd = { "dupguard", "serve" } })\n'),
         _block("lua", "vim.lsp.start({ name = 'dupguard' \n"),
         _block("sql", "CREATE TABLE dupguard_records (key text);\n"),
