@@ -191,11 +191,41 @@ def check_python(block: Block, tmp_path: Path) -> None:
         pytest.fail(f"{block.where}: not valid Python: {exc}")
     if block.mode == "lint":
         assert "expect" in block.attrs, f"{block.where}: a `python lint` block needs expect=CODES or expect=none"
+        undefined = undefined_names(ast.parse(block.code))
+        assert not undefined, (
+            f"{block.where}: not a complete module: {', '.join(sorted(undefined))} used but never imported or defined"
+        )
         check_api(block)
     else:
         run_python(block, tmp_path)
     if "expect" in block.attrs:
         check_findings(block, tmp_path)
+
+
+def undefined_names(tree: ast.AST) -> set[str]:
+    """Names read somewhere in the module and bound nowhere in it (nor builtins): what a
+    fragment copied out of a larger file lacks. Scopes are not told apart, which can only hide
+    a missing name, never report a defined one."""
+    import builtins
+
+    bound = set(dir(builtins)) | {"__file__", "__name__"}
+    loaded: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+    return loaded - bound
 
 
 def run_python(block: Block, tmp_path: Path) -> None:
@@ -327,7 +357,9 @@ def _has_attribute(cls: type, name: str) -> bool:
 
 
 def cls_has_dynamic(cls: type) -> bool:
-    return "__getattr__" in vars(cls) and cls is not object
+    """A class whose instances answer attributes it does not declare. pydantic's ``BaseModel``
+    defines ``__getattr__`` only for its private attributes, which are declared."""
+    return "__getattr__" in vars(cls) and cls is not object and not cls.__module__.startswith("pydantic")
 
 
 def _keywords_accepted(func: Any, keywords: list[str]) -> list[str]:
@@ -362,8 +394,8 @@ def check_api(block: Block) -> None:
             known, base = resolve(node.value)
             if not known:
                 return False, None
-            if isinstance(base, type) and not hasattr(base, node.attr) and _has_attribute(base, node.attr):
-                return False, None  # a field: an instance attribute, not a class attribute
+            if not hasattr(base, node.attr) and cls_has_dynamic(type(base)):
+                return False, None  # a module or class that makes attributes up on access
             if not hasattr(base, node.attr):
                 if inspect.ismodule(base):
                     try:
@@ -793,6 +825,7 @@ agent = ReActAgent.from_tools(tools=[], memory=None)
             "lint expect=none",
         ),
         _block("python", "import json\n", "lint"),
+        _block("python", "agent = ReActAgent.from_tools(tools=my_tools)\n", "lint expect=none"),
         _block("python", "import sys\n\nsys.exit(3)\n"),
         _block("sh", "dupguard chek src/\n"),
         _block("sh", "dupguard check --no-such-flag src/\n"),
