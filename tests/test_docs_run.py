@@ -549,16 +549,28 @@ def check_pip_install(argv: list[str], allow: set[str], where: str) -> None:
 
 
 def split_commands(script: str) -> list[list[str]]:
-    """Shell text as simple commands (tokens), split at ``&&``, ``||``, ``;``, ``|`` and
-    newlines; comments dropped, ``\\`` continuations joined."""
+    """Shell text as simple commands (tokens), split at ``&&``, ``||``, ``;``, ``|``, ``&``,
+    parentheses and newlines; comments, redirections (``> file``, ``2>&1``) dropped, ``\\``
+    continuations joined."""
     commands: list[list[str]] = []
     for line in script.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         lexer.commenters = "#"
         current: list[str] = []
+        redirect = False
         for token in lexer:
-            if token and set(token) <= set(";&|"):
+            if redirect:  # the target of a redirection
+                redirect = False
+            elif token and set(token) <= set("<>&"):
+                if token in ("&", "&&"):
+                    commands.append(current)
+                    current = []
+                else:  # > >> < >& <<: drop the operator, its target, and an fd number before it
+                    redirect = True
+                    if current and current[-1].isdigit():
+                        current.pop()
+            elif token and set(token) <= set(";|()"):
                 commands.append(current)
                 current = []
             else:
@@ -831,6 +843,7 @@ agent = ReActAgent.from_tools(tools=[], memory=None)
         _block("sh", "dupguard check --no-such-flag src/\n"),
         _block("sh", "pip install 'dupguard[no-such-extra]'\n"),
         _block("sh", "rm -rf build\n"),
+        _block("sh", "dupguard check --output-format nope . > report.txt 2>&1\n"),
         _block("text", "$ dupguard check --output-format xml app.py\n"),
         _block(
             "yaml",
