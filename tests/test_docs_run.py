@@ -729,7 +729,11 @@ def check_action_step(step: dict, where: str) -> None:
         return
     action = ROOT / "action.yml"
     assert action.is_file(), f"{where}: the step uses dupguard's action, but there is no action.yml"
-    inputs = set((yaml.safe_load(action.read_text(encoding="utf-8")) or {}).get("inputs") or {})
+    try:
+        declared = yaml.safe_load(action.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        pytest.fail(f"{where}: the step uses dupguard's action, and action.yml is not valid YAML: {exc}")
+    inputs = set(declared.get("inputs") or {})
     given = set(step.get("with") or {})
     assert given <= inputs, f"{where}: action.yml declares no input(s) {sorted(given - inputs)}"
 
