@@ -513,8 +513,8 @@ def check_toml(block: Block, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------- commands
 
 
-def _pyproject_extras() -> set[str]:
-    data = _toml((ROOT / "pyproject.toml").read_text(encoding="utf-8"), "pyproject.toml")
+def _pyproject_extras(pyproject: Path = ROOT / "pyproject.toml") -> set[str]:
+    data = _toml(pyproject.read_text(encoding="utf-8"), str(pyproject))
     return set(data["project"].get("optional-dependencies", {}))
 
 
@@ -544,6 +544,11 @@ def check_pip_install(argv: list[str], allow: set[str], where: str) -> None:
             f"{where}: `pip install {requirement}`: only dupguard, its extras and dupguard-runtime "
             f"(or the block's allow=) may be installed by the docs"
         )
+        if name in {"dupguard-runtime", "./packaging/dupguard-runtime"}:
+            runtime_extras = _pyproject_extras(ROOT / "packaging" / "dupguard-runtime" / "pyproject.toml")
+            assert wanted <= runtime_extras, (
+                f"{where}: {requirement}: unknown extra(s) {sorted(wanted - runtime_extras)}"
+            )
         if name in {"dupguard", "."}:
             assert wanted <= extras, f"{where}: {requirement}: unknown extra(s) {sorted(wanted - extras)}"
 
@@ -846,6 +851,7 @@ agent = ReActAgent.from_tools(tools=[], memory=None)
         _block("sh", "dupguard chek src/\n"),
         _block("sh", "dupguard check --no-such-flag src/\n"),
         _block("sh", "pip install 'dupguard[no-such-extra]'\n"),
+        _block("sh", "pip install 'dupguard-runtime[fuzzy]'\n"),
         _block("sh", "rm -rf build\n"),
         _block("sh", "dupguard check --output-format nope . > report.txt 2>&1\n"),
         _block("text", "$ dupguard check --output-format xml app.py\n"),
