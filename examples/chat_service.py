@@ -1,8 +1,10 @@
-"""A FastAPI chat service with the bugs seed 000 describes: one LlamaIndex agent and one
-chat memory shared by every request, a naive retry, and the same tool given twice."""
+"""A FastAPI chat service on llama-index-core 0.14 with two of the bugs dupguard finds: one chat
+memory shared by every request (DUP102: the users' conversations mix, and the model repeats
+tool calls it sees half-answered) and the same tool given to the agent twice (DUP301)."""
 
 from fastapi import FastAPI
-from llama_index.core.agent import ReActAgent
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.tools import FunctionTool
 
@@ -15,11 +17,11 @@ def search_orders(query: str) -> str:
 search_tool = FunctionTool.from_defaults(fn=search_orders)
 
 app = FastAPI()
+agent = FunctionAgent(tools=[search_tool, search_tool], llm=MockFunctionCallingLLM())
 memory = ChatMemoryBuffer.from_defaults(token_limit=4000)
-agent = ReActAgent.from_tools(tools=[search_tool, search_tool], memory=memory)
 
 
 @app.post("/chat")
 async def chat(payload: dict):
-    # Under load, multiple requests hit the same agent + memory.
-    return await agent.achat(payload["message"])
+    # Under load, concurrent requests write into the same memory.
+    return {"answer": str(await agent.run(payload["message"], memory=memory))}

@@ -14,7 +14,7 @@ histories: dict[str, InMemoryChatMessageHistory] = {}
 
 
 def get_memory(session_id: str):
-    # seed 000: session-scoped memory lookup
+    # session-scoped memory lookup
     if session_id not in session_memory_store:
         session_memory_store[session_id] = ChatMemoryBuffer.from_defaults(token_limit=4000)
     return session_memory_store[session_id]

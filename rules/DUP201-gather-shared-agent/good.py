@@ -13,7 +13,7 @@ lock = asyncio.Lock()
 
 
 async def run_query(q: str):
-    # seed 000 FIXED: a fresh agent per task
+    # FIXED: a fresh agent per task
     local_agent = ReActAgent.from_tools(tools=[])
     return await local_agent.achat(q)
 

@@ -21,7 +21,7 @@ if os.getenv("LLAMA_DEBUG"):
     callback_manager.add_handler(MyHandler())
 callback_manager.add_handler(token_counter)  # error: DUP402
 
-# LlamaIndex (seed 000): two identical handlers on the LLM's callback manager
+# LlamaIndex: two identical handlers on the LLM's callback manager
 llm = OpenAI(model="gpt-4o-mini")
 llm.callback_manager.add_handler(MyHandler())
 llm.callback_manager.add_handler(MyHandler())  # error: DUP402

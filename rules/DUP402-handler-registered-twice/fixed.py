@@ -20,7 +20,7 @@ callback_manager.add_handler(token_counter)
 if os.getenv("LLAMA_DEBUG"):
     callback_manager.add_handler(MyHandler())
 
-# LlamaIndex (seed 000): two identical handlers on the LLM's callback manager
+# LlamaIndex: two identical handlers on the LLM's callback manager
 llm = OpenAI(model="gpt-4o-mini")
 llm.callback_manager.add_handler(MyHandler())
 

@@ -67,7 +67,7 @@ class StreamConsumer:
                 await dispatch(block.name, block.input)  # error: DUP403
 
 
-# seed 001, verbatim: tool handling in both callbacks
+# AutoGen: tool handling in both callbacks
 def on_delta(event):
     maybe_process_tools(event)
 

@@ -24,7 +24,7 @@ app = FastAPI()
 concierge = Agent(name="Concierge", instructions="Book rooms.", tools=billing_tools)
 
 
-# LlamaIndex, seed 000: the naive retry replays the whole agent run, even with the
+# LlamaIndex: the naive retry replays the whole agent run, even with the
 # client's Idempotency-Key header at hand
 async def ask(agent: ReActAgent, message: str) -> str:
     return str(await agent.achat(message))

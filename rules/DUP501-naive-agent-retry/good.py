@@ -21,7 +21,7 @@ billing = Agent(name="Billing", instructions="Send invoices.", tools=support_too
 idem = Idempotency(SQLiteBackend("/var/lib/app/idem.sqlite"), on_in_progress="wait")
 
 
-# seed 000's fix: an idempotency key per user action, checked before the run
+# the fix: an idempotency key per user action, checked before the run
 @app.post("/chat")
 async def chat(payload: dict):
     request_id = payload["request_id"]

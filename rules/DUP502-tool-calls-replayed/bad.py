@@ -23,7 +23,7 @@ def process_tool_calls(message: dict) -> list[dict]:
     return results
 
 
-# AutoGen, seed 001: replaying the same response after a failure
+# AutoGen: replaying the same response after a failure
 def run_pipeline(prompt: str, llm_config: dict) -> list[dict]:
     assistant = AssistantAgent("planner", llm_config=llm_config)
     proxy = UserProxyAgent("proxy", human_input_mode="NEVER", code_execution_config=False)

@@ -19,7 +19,7 @@ def process_tool_call(call: dict) -> str:
     return str(fn(**json.loads(call["function"]["arguments"])))
 
 
-# seed 001's fix: skip call ids that already ran, even when the message is processed twice
+# the fix: skip call ids that already ran, even when the message is processed twice
 def run_pipeline(prompt: str, llm_config: dict, seen_call_ids: set[str]) -> list[str]:
     assistant = AssistantAgent("planner", llm_config=llm_config)
     proxy = UserProxyAgent("proxy", human_input_mode="NEVER", code_execution_config=False)

@@ -31,7 +31,7 @@ def handle_request(prompt: str) -> None:
     user_proxy.initiate_chat(assistant, message=prompt)
 
 
-# seed 001: no lock / lease on job processing
+# no lock / lease on job processing
 def consume_forever() -> None:
     while True:
         job = queue.get()  # error: DUP504

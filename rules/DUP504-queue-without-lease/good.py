@@ -28,7 +28,7 @@ def build_agent() -> ReActAgent:
     return ReActAgent.from_tools(tools=support_tools)
 
 
-# seed 001's fix: a lease per chat turn, renewed while the agent runs
+# the fix: a lease per chat turn, renewed while the agent runs
 def handle(message: dict) -> None:
     turn = json.loads(message["Body"])
     try:

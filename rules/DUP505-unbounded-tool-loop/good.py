@@ -70,7 +70,7 @@ def deadline_loop(messages: list, budget_s: float = 60.0) -> str:
     return "time budget exhausted"
 
 
-# seed 003 done right: TurnToolGuard dedups and limits the calls of this turn
+# TurnToolGuard dedups and limits the calls of this turn
 def guarded(messages: list) -> str:
     guard = TurnToolGuard(max_total_calls=20)
     while True:

@@ -86,7 +86,7 @@ def _add_fix_options(parser: argparse.ArgumentParser, *, alias: bool = False) ->
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter without its ``import shutil`` (which brings bz2 and lzma: ≈ 4 ms of
-    the one-file pre-commit start-up: bench/RESULTS.md, target 6). argparse makes one per ``add_argument``; the
+    the one-file pre-commit start-up: bench/RESULTS.md, one-file start-up). argparse makes one per ``add_argument``; the
     width is what ``shutil.get_terminal_size`` would give, found once per run."""
 
     def __init__(

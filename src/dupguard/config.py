@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 # tomllib, hashlib and json are imported where they are used: a run without a config file on
-# one irrelevant file (the pre-commit case) needs none of them (bench/RESULTS.md, target 6)
+# one irrelevant file (the pre-commit case) needs none of them (bench/RESULTS.md, one-file start-up)
 
 OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "json-lines", "sarif", "github")
 DEFAULT_EXCLUDE = (

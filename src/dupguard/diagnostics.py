@@ -2,7 +2,7 @@
 
 They are ``NamedTuple``s, not dataclasses: every run imports this module, and ``dataclasses``
 (through ``inspect``) costs about a third of the start-up budget for one file (bench/RESULTS.md,
-target 6). Immutability, ordering and equality come with the tuple.
+one-file start-up). Immutability, ordering and equality come with the tuple.
 
 No ``from __future__ import annotations`` here: ``NamedTuple`` turns string annotations
 into ``ForwardRef``s, compiling each one (≈ 25 µs a field, on every start).

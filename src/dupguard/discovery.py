@@ -39,7 +39,7 @@ class LiteralSpec:
 
     Why: pre-commit runs ``dupguard --force-exclude FILE...``, so every run matches the exclude
     list, and importing pathspec (with ``dataclasses`` and ``inspect``) costs about a third of
-    that run's start-up budget (bench/RESULTS.md, target 6). The default list and typical
+    that run's start-up budget (bench/RESULTS.md, one-file start-up). The default list and typical
     ``extend-exclude`` values are plain paths, whose gitignore meaning is simple: a pattern
     without an inner ``/`` matches any path component, one with it is anchored at the base;
     a trailing ``/`` matches directories only. Anything else goes to pathspec, and a test

@@ -1299,8 +1299,8 @@ class ProjectLink:
 
     With a cache directory, the answers of a run are kept with a fingerprint of the tree (every
     file's path, size and mtime, as ruff's cache does): a run on an unchanged tree answers from
-    them after a ``stat`` of each file, without building the index (bench/RESULTS.md, target 4:
-    a warm run costs ≤ 5 % of a cold one)."""
+    them after a ``stat`` of each file, without building the index (bench/RESULTS.md: a
+    warm run costs ≤ 5 % of a cold one)."""
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ Three shapes are fixed; everything else is left with the reason:
 * the same, when every one of those functions takes a session parameter (``session_id``,
   ``thread_id``, ``conversation_id``, ``chat_id``): ``agent_sessions =
   SessionRegistry(lambda _session_id: Agent(...))`` and ``agent =
-  agent_sessions.get(session_id)``: one agent per conversation (seed 000's store). A
+  agent_sessions.get(session_id)``: one agent per conversation. A
   session-history getter that returns the name (``lambda session_id: history``, LangChain's
   ``RunnableWithMessageHistory``) becomes ``lambda session_id: history_sessions.get(session_id)``.
 * a ``functools.lru_cache`` / ``functools.cache`` factory loses the cache decorator (and

@@ -631,8 +631,8 @@ _STRANDS = (
         framework="strands",
         version=_ST,
         source="strands/agent/agent.py",
-        why="keeps self.messages (and self.state) on the agent and appends every turn; since "
-        "seed 004 a second concurrent call raises ConcurrencyException by default "
+        why="keeps self.messages (and self.state) on the agent and appends every turn; a second "
+        "concurrent call raises ConcurrencyException by default "
         "(concurrent_invocation_mode='throw'), so sharing fails rather than deduplicates.",
         run_methods=(
             "__call__",

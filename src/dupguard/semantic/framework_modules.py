@@ -1,7 +1,7 @@
 """Top-level import names whose import marks a file as agent code (the prefilter's list).
 
 Kept apart from ``catalog_data`` so that the prefilter, which runs on every file of every
-run, does not import the 1,700-line catalog (≈ 10 ms per start; bench/RESULTS.md, target 6).
+run, does not import the 1,700-line catalog (≈ 10 ms per start; bench/RESULTS.md, one-file start-up).
 tests/test_catalog_data.py checks that every catalog entry's and registration's module is covered.
 """
 

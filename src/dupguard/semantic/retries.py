@@ -4,7 +4,7 @@ Two shapes re-execute an agent run or a tool execution when an attempt fails:
 
 - **a retry loop**: ``for attempt in range(3):``/``while True:`` around a ``try`` whose
   ``except`` lets the loop go round again, ``for attempt in Retrying(...)`` (tenacity), or
-  the bare ``for _ in range(3): result = await agent.achat(message)`` of seed 000. The loop
+  the bare ``for _ in range(3): result = await agent.run(message)`` form. The loop
   retries a run only when the run's inputs do not change between iterations: a model↔tool
   loop (``for step in range(MAX_STEPS)``) feeds each iteration a new response, so its tool
   executions are not retries;

@@ -10,7 +10,7 @@ of an ``if``/``else``, and not after a branch that returned), and the payload's 
 rebound in between. Executing with a seen-id check (``if call["id"] in seen: continue``) or
 through ``ToolCallLedger`` makes the second execution skip the ids already run.
 
-**Unbounded loops.** A ``while`` loop that calls the model and executes tools (seed 003's
+**Unbounded loops.** A ``while`` loop that calls the model and executes tools (a hand-written
 model↔tool loop) is bounded when its test or an exit ``if`` in it compares a counter, a
 length or a deadline (``while steps < MAX_STEPS``, ``if turns >= LIMIT: break``), or when it
 dedups per turn (a seen-id check, ``TurnToolGuard.reserve``, ``ToolCallLedger``). Otherwise a

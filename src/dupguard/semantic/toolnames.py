@@ -2,7 +2,7 @@
 
 A model calls tools by name. Two *different* tool objects with one name in the same tool set
 make the framework either keep one silently, overwrite its function map, or show the model two
-tools it cannot tell apart, so the model retries or calls "both" (seed 000: "conflicting
+tools it cannot tell apart, so the model retries or calls "both" (LlamaIndex: "conflicting
 metadata"). A name counts only when it is certain: a literal given to the name argument the
 catalog names for the constructor (``name_kwargs``: ``FunctionTool.from_defaults(name=...)``,
 ``function_tool(name_override=...)``, ``Tool("search", ...)``), or the function name of a

@@ -2,9 +2,9 @@
 
 A streaming client delivers the same tool call twice: once as it streams (deltas, a
 "tool call done" event) and once in the final assembled message or the catch-all event. When
-two callbacks of one handler each execute the tools they see, every tool runs twice (seed 001:
-"If you listen to both streaming deltas and final completion events, your handler may process
-tools on both paths"). This module groups callbacks (``on_*`` methods of one class, or
+two callbacks of one handler each execute the tools they see, every tool runs twice (a handler
+that listens to both streaming deltas and final completion events processes tools on both
+paths). This module groups callbacks (``on_*`` methods of one class, or
 module-level ``on_*`` functions), finds the calls in each that execute a tool call, and pairs
 callbacks that see the same tool call from two different events.
 """

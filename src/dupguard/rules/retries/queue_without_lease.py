@@ -8,7 +8,7 @@ Two shapes hand one chat turn to a second worker:
   entries, ``brpoplpush``/``blmove`` reliable queues; AMQP ``basic_get``; or any ``get`` that
   is followed by an explicit ``ack``), runs an agent, then acknowledges. If the run outlives
   the lease (or the worker dies after the tools ran), another worker gets the same job and
-  runs the tools again (seed 001: ``job = queue.get(); handle_request(job.prompt);
+  runs the tools again (``job = queue.get(); handle_request(job.prompt);
   queue.ack(job.id)``). A renewed lease (``turn_lease``, ``reserve_with_lease``,
   ``change_message_visibility``/``touch`` heartbeats) or an idempotency check makes it safe;
 - **a redelivering task**: a Celery task with ``acks_late=True`` (the message is re-queued when
