@@ -549,3 +549,38 @@ def test_cached_wrapper_that_keeps_nothing_between_runs_is_not_reported() -> Non
     examples/research_agents.py:84 builds its agents the same way and is a labelled near-miss)."""
     source = _CHAINLIT_WRAPPER.format(state="notes", turn="pass", given="text", keep="pass")
     assert [c for c in _codes(source) if c[1] == "DUP101"] == []
+
+
+# ------------------------------------------------------------------------------ DUP507
+
+
+_CREW_TOOL = """\
+    from crewai import Agent
+    from crewai.tools import tool
+    from google import genai
+
+
+    @tool("{name}")
+    def the_tool(question: str, file_path: str) -> str:
+        \"\"\"Answer a question about a file.\"\"\"
+        client = genai.Client()
+        uploaded = client.files.upload(file=file_path)
+        return client.models.generate_content(model="gemini-2.5-flash", contents=[uploaded, question]).text
+
+
+    analyst = Agent(role="analyst", goal="answer", backstory="careful", tools=[the_tool])
+    """
+
+
+def test_a_tool_named_for_an_analysis_reads_even_if_it_uploads_its_input() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/crew.py:81-106:
+    "Image Analysis Tool" uploads the file it is asked about to the model provider and asks the
+    model; CrewAI's default retry repeats a question, not a side effect. The name says what the
+    tool does (an analysis: a read), so the ``upload`` in its body is not taken for a write."""
+    assert [c for c in _codes(_CREW_TOOL.format(name="Image Analysis Tool")) if c[1] == "DUP507"] == []
+
+
+def test_a_tool_whose_name_says_nothing_is_judged_by_its_body() -> None:
+    """The counterpart: the same body under a name with no known verb is still taken to write
+    (the body uploads), so the retry setting is reported."""
+    assert (14, "DUP507") in _codes(_CREW_TOOL.format(name="Gemini File Tool"))
