@@ -114,6 +114,40 @@ def shared_objects(model: Model) -> Iterator[Shared]:
 _GROW_METHODS = frozenset({"append", "extend", "insert", "__iadd__"})
 
 
+@dataclass
+class _ClassParts:
+    methods: list[Function]
+    init_values: list[Call]  # what ``__init__`` binds to ``self.<x>``
+    rebinding: set[Function]  # methods that rebind ``self.<x>``
+    augmented: dict[Function, list[Call]]  # ``self.x += ...`` by method
+
+
+@analysis
+def _class_parts(model: Model) -> dict[str, _ClassParts]:
+    """Methods, ``__init__`` values, self rebinds and augmented assignments of every class of the
+    file, in one pass (``run_state_entry`` asks per class: linear in the file, not per class)."""
+    parts: dict[str, _ClassParts] = {}
+    for fn in model.functions:
+        if fn.class_name is not None and fn.parent is None:
+            parts.setdefault(fn.class_name, _ClassParts([], [], set(), {})).methods.append(fn)
+    for b in model.bindings:
+        fn = b.function
+        entry = parts.get(b.class_name or "") if fn is not None and fn.parent is None else None
+        if entry is None or fn is None or not b.target.startswith("self.") or b.target.count(".") != 1:
+            continue
+        if fn.name == "__init__":
+            if b.value_call is not None:
+                entry.init_values.append(b.value_call)
+        else:
+            entry.rebinding.add(fn)
+    for call in model.augmented:
+        fn = call.function
+        entry = parts.get(fn.class_name or "") if fn is not None and fn.parent is None else None
+        if entry is not None and fn is not None:
+            entry.augmented.setdefault(fn, []).append(call)
+    return parts
+
+
 @analysis
 def run_state_entry(model: Model, class_name: str) -> Entry | None:
     """A class of this module that wraps an agent and keeps each run's state on the instance:
@@ -126,11 +160,12 @@ def run_state_entry(model: Model, class_name: str) -> Entry | None:
     methods and the methods that call them through ``self``; None for any other class."""
     from .lifetimes import _function_runs_agent
 
-    methods = [fn for fn in model.functions if fn.class_name == class_name and fn.parent is None]
-    for b in model.bindings:
-        in_init = b.class_name == class_name and b.function is not None and b.function.name == "__init__"
-        if in_init and model.kind_of_expr_call(b.value_call)[0] in (Kind.AGENT, Kind.MEMORY):
-            return None  # it holds a stateful agent or memory: that object is the finding
+    parts = _class_parts(model).get(class_name)
+    if parts is None:
+        return None
+    if any(model.kind_of_expr_call(call)[0] in (Kind.AGENT, Kind.MEMORY) for call in parts.init_values):
+        return None  # it holds a stateful agent or memory: that object is the finding
+    methods = parts.methods
     # methods that run an agent, themselves or through ``self.<method>()`` (a run that plans,
     # searches and writes in helper methods: agentika/agentize examples/research_agents.py)
     running = {fn.name for fn in methods if _function_runs_agent(model, fn)}
@@ -145,14 +180,11 @@ def run_state_entry(model: Model, class_name: str) -> Entry | None:
     for fn in methods:
         if fn.name.startswith("__") or fn.name not in running:
             continue
-        rebinds = any(
-            b.function is fn and b.target.startswith("self.") and b.target.count(".") == 1 for b in model.bindings
-        )
         grows = any(
             (c.receiver or "").startswith("self.") and (c.receiver or "").count(".") == 1 and c.method in _GROW_METHODS
-            for c in (*fn.calls, *(a for a in model.augmented if a.function is fn))
+            for c in (*fn.calls, *parts.augmented.get(fn, ()))
         )
-        if rebinds or grows:
+        if fn in parts.rebinding or grows:
             stateful.add(fn.name)
     if not stateful:
         return None
