@@ -131,20 +131,20 @@ def _class_parts(model: Model) -> dict[str, _ClassParts]:
         if fn.class_name is not None and fn.parent is None:
             parts.setdefault(fn.class_name, _ClassParts([], [], set(), {})).methods.append(fn)
     for b in model.bindings:
-        fn = b.function
-        entry = parts.get(b.class_name or "") if fn is not None and fn.parent is None else None
-        if entry is None or fn is None or not b.target.startswith("self.") or b.target.count(".") != 1:
+        owner = b.function
+        entry = parts.get(b.class_name or "") if owner is not None and owner.parent is None else None
+        if entry is None or owner is None or not b.target.startswith("self.") or b.target.count(".") != 1:
             continue
-        if fn.name == "__init__":
+        if owner.name == "__init__":
             if b.value_call is not None:
                 entry.init_values.append(b.value_call)
         else:
-            entry.rebinding.add(fn)
+            entry.rebinding.add(owner)
     for call in model.augmented:
-        fn = call.function
-        entry = parts.get(fn.class_name or "") if fn is not None and fn.parent is None else None
-        if entry is not None and fn is not None:
-            entry.augmented.setdefault(fn, []).append(call)
+        owner = call.function
+        entry = parts.get(owner.class_name or "") if owner is not None and owner.parent is None else None
+        if entry is not None and owner is not None:
+            entry.augmented.setdefault(owner, []).append(call)
     return parts
 
 

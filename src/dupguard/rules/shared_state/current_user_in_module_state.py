@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...semantic.catalog import Kind
 from ...semantic.guards import held_around
@@ -34,6 +35,9 @@ from ...semantic.request_state import (
     reads_session_value,
 )
 from ..registry import Finding, RuleContext, rule
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 ENVIRON_WRITERS = frozenset({"update", "setdefault", "__setitem__"})
 PROCESS_STREAMS = frozenset({"sys.stdout", "sys.stderr", "sys.stdin"})
@@ -221,17 +225,17 @@ def _container_writes(model: Model) -> Iterator[Leak]:
         yield Leak(b.statement, shown, f"the module-level `{name}`", "", why)
 
 
-def _process_write(model: Model, fn: Function | None, in_main: bool, *values: object) -> PerRequest | None:
+def _process_write(model: Model, fn: Function | None, in_main: bool, *values: cst.CSTNode) -> PerRequest | None:
     """Why a write to process state (the environment, ``sys.stdout``) at this place is made per
     request with a value of that request: a handler's code (``per_request``), or a Streamlit page
     script's code, top level included (``page_session``: every session runs it, in one process)."""
     why = page_session(model, fn)
     if why is not None:
-        return why if reads_session_value(model, fn, *values) else None  # type: ignore[arg-type]
+        return why if reads_session_value(model, fn, *values) else None
     if fn is None or in_main:
         return None
     why = per_request(model, fn)
-    if why is None or not reads_request_value(model, fn, *values):  # type: ignore[arg-type]
+    if why is None or not reads_request_value(model, fn, *values):
         return None
     return why
 
