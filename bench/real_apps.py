@@ -881,6 +881,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     saved: dict[str, Any] = {}
+    previous: dict[str, Any] = {}
     if args.rescore:
         try:
             previous = json.loads(args.rescore.read_text(encoding="utf-8"))
@@ -931,8 +932,9 @@ def main(argv: list[str] | None = None) -> int:
         "name": name,
         "split": split,
         "date": datetime.date.today().isoformat(),
-        "dupguard": _dupguard_version(),
-        "dupguard_home": str(dupguard_home()),
+        # a rescore scores the saved run's findings: they are that dupguard's, not this checkout's
+        "dupguard": previous.get("dupguard", "unknown") if args.rescore else _dupguard_version(),
+        "dupguard_home": previous.get("dupguard_home", "") if args.rescore else str(dupguard_home()),
         "command": command,
         "dupguard_command": "python -m dupguard " + " ".join(DUPGUARD_ARGS) + " .",
         "label_files": [f.with_name("labels-" + f.name[len("repos-") :]).name for f in repo_files],

@@ -366,3 +366,221 @@ def test_compiled_graph_with_a_checkpointer_keyed_by_thread_id() -> None:
             return await graph.ainvoke({"messages": [("user", text)]}, config)
         """
     assert _codes(source) == []
+
+
+# ------------------------------------------------------------------------------ DUP106 and locks
+
+_GRADIO_KEY_SPACE = """\
+    import os
+    import threading
+
+    import gradio as gr
+
+    from crew import run_crew
+
+    {module_lock}
+
+
+    def answer(question, openai_api_key):
+        {local_lock}
+        with lock:
+            os.environ["OPENAI_API_KEY"] = openai_api_key
+            result = run_crew(question)
+            del os.environ["OPENAI_API_KEY"]
+            return result
+
+
+    gr.Interface(fn=answer, inputs=["text", "text"], outputs="text").launch()
+    """
+
+
+def test_visitor_key_written_under_a_shared_lock_held_for_the_run_is_not_reported() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/agentic-ai/app.py:35
+    (and six more spaces of that repository): the Gradio handler writes the visitor's key to the
+    environment, runs, and deletes it, all under one module-level lock: one visitor at a time."""
+    source = _GRADIO_KEY_SPACE.format(module_lock="lock = threading.Lock()", local_lock="")
+    assert [c for c in _codes(source) if c[1] == "DUP106"] == []
+
+
+def test_a_lock_built_by_the_handler_serialises_nothing() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/app.py:33-39:
+    the same write, run and delete, but under a lock the handler builds on every call, so two
+    visitors hold two locks and overwrite (or delete) each other's key mid-run."""
+    source = _GRADIO_KEY_SPACE.format(module_lock="", local_lock="lock = threading.Lock()")
+    assert (14, "DUP106") in _codes(source)
+
+
+def test_a_lock_around_the_write_alone_does_not_protect_the_run() -> None:
+    """The lock must stay held while the key is used: released right after the write, another
+    visitor's write lands before this visitor's run reads the environment."""
+    source = """\
+        import os
+        import threading
+
+        import gradio as gr
+
+        from crew import run_crew
+
+        lock = threading.Lock()
+
+
+        def answer(question, openai_api_key):
+            with lock:
+                os.environ["OPENAI_API_KEY"] = openai_api_key
+            return run_crew(question)
+
+
+        gr.Interface(fn=answer, inputs=["text", "text"], outputs="text").launch()
+        """
+    assert (13, "DUP106") in _codes(source)
+
+
+def test_streamlit_page_lock_is_rebuilt_for_every_session() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/streamlit/app.py:6,24:
+    the lock is bound at the top of a Streamlit page script, which Streamlit runs as a fresh
+    module for every run of every session (hosts.py, Streamlit): each session holds its own
+    lock while it writes its visitor's key to the one process environment."""
+    source = """\
+        import os
+        import threading
+
+        import streamlit as st
+        from openai import OpenAI
+
+        lock = threading.Lock()
+
+
+        def ask(openai_api_key, prompt):
+            with lock:
+                os.environ["OPENAI_API_KEY"] = openai_api_key
+                client = OpenAI()
+                reply = client.responses.create(model="gpt-4o", input=prompt)
+                del os.environ["OPENAI_API_KEY"]
+            return reply.output_text
+
+
+        st.title("Ask")
+        key = st.text_input("OpenAI API key", type="password")
+        prompt = st.text_input("Prompt")
+        if st.button("Send"):
+            st.write(ask(key, prompt))
+        """
+    assert (12, "DUP106") in _codes(source)
+
+
+def test_streamlit_page_top_level_writes_the_visitors_key_to_the_environment() -> None:
+    """amitkharche/agents_agentic_ai_rag_langgraph_orchestrator@0f16092825b9caeb1a826a3deb5a289643da0b77
+    streamlit_app/app.py:16-19: the page asks for a key when the process has none and writes it to
+    os.environ; every later session of the process then runs on the first visitor's key. The
+    app's own secret written the same way is one value for everybody and is not reported."""
+    source = """\
+        import os
+
+        import streamlit as st
+        from langchain_openai import ChatOpenAI
+
+        os.environ["LANGSMITH_API_KEY"] = st.secrets["LANGSMITH_API_KEY"]
+        st.title("Orchestrator")
+        if not os.getenv("OPENAI_API_KEY"):
+            api_key = st.text_input("OpenAI API key", type="password")
+            if api_key:
+                os.environ["OPENAI_API_KEY"] = api_key
+        else:
+            api_key = os.getenv("OPENAI_API_KEY")
+        question = st.text_input("Task")
+        if question:
+            st.write(ChatOpenAI(model="gpt-4o-mini").invoke(question).content)
+        """
+    assert [c for c in _codes(source) if c[1] == "DUP106"] == [(11, "DUP106")]
+
+
+# ------------------------------------------------------------------------------ DUP101: wrappers
+
+
+_CHAINLIT_WRAPPER = """\
+    from functools import cache
+
+    import chainlit as cl
+    from agents import Agent, Runner
+
+
+    class Assistant:
+        def __init__(self):
+            self.agent = Agent(name="assistant", instructions="Help.")
+            self.{state} = []
+
+        async def reply(self, text):
+            {turn}
+            result = await Runner.run(self.agent, {given})
+            {keep}
+            return result.final_output
+
+
+    @cache
+    def get_assistant():
+        return Assistant()
+
+
+    @cl.on_message
+    async def on_message(message: cl.Message):
+        answer = await get_assistant().reply(message.content)
+        await cl.Message(content=answer).send()
+    """
+
+
+def test_cached_wrapper_that_keeps_the_conversation_on_itself() -> None:
+    """agentika/agentize@e1e93ef9bc88c49798064a63c5ea6fb4cfb65577 examples/chatbot_agent.py:15-45:
+    the OpenAI Agents SDK ``Agent`` is stateless configuration, but the project's wrapper class
+    appends every turn to ``self.messages`` and stores the run's input list back, and
+    ``@functools.cache`` hands one wrapper to every Chainlit session."""
+    source = _CHAINLIT_WRAPPER.format(
+        state="messages",
+        turn='self.messages.append({"role": "user", "content": text})',
+        given="self.messages",
+        keep="self.messages = result.to_input_list()",
+    )
+    assert (21, "DUP101") in _codes(source)
+
+
+def test_cached_wrapper_that_keeps_nothing_between_runs_is_not_reported() -> None:
+    """The same shape with a wrapper that only reads its configuration (here a list of
+    instructions it never changes) and runs the stateless agent on the turn's own input:
+    sharing it is sharing configuration (agentika/agentize@e1e93ef9bc88c49798064a63c5ea6fb4cfb65577
+    examples/research_agents.py:84 builds its agents the same way and is a labelled near-miss)."""
+    source = _CHAINLIT_WRAPPER.format(state="notes", turn="pass", given="text", keep="pass")
+    assert [c for c in _codes(source) if c[1] == "DUP101"] == []
+
+
+# ------------------------------------------------------------------------------ DUP507
+
+
+_CREW_TOOL = """\
+    from crewai import Agent
+    from crewai.tools import tool
+    from google import genai
+
+
+    @tool("{name}")
+    def the_tool(question: str, file_path: str) -> str:
+        \"\"\"Answer a question about a file.\"\"\"
+        client = genai.Client()
+        uploaded = client.files.upload(file=file_path)
+        return client.models.generate_content(model="gemini-2.5-flash", contents=[uploaded, question]).text
+
+
+    analyst = Agent(role="analyst", goal="answer", backstory="careful", tools=[the_tool])
+    """
+
+
+def test_a_tool_named_for_an_analysis_reads_even_if_it_uploads_its_input() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/crew.py:81-106:
+    "Image Analysis Tool" uploads the file it is asked about to the model provider and asks the
+    model; CrewAI's default retry repeats a question, not a side effect. The name says what the
+    tool does (an analysis: a read), so the ``upload`` in its body is not taken for a write."""
+    assert [c for c in _codes(_CREW_TOOL.format(name="Image Analysis Tool")) if c[1] == "DUP507"] == []
+
+
+def test_a_tool_whose_name_says_nothing_is_judged_by_its_body() -> None:
+    """The counterpart: the same body under a name with no known verb is still taken to write
+    (the body uploads), so the retry setting is reported."""
+    assert (14, "DUP507") in _codes(_CREW_TOOL.format(name="Gemini File Tool"))

@@ -256,6 +256,16 @@ def test_without_triage_the_unlabelled_finding_is_a_false_positive(setup, dev_ru
     assert result["summary"]["fp"] == 2 and result["summary"]["tp_added_after_review"] == 0
 
 
+def test_a_rescore_names_the_dupguard_that_made_the_findings(setup, dev_run, tmp_path):
+    """A rescore reports the saved run's findings, so its header names the saved run's dupguard,
+    not the checkout doing the scoring (a run of another branch rescored here after a label change)."""
+    saved = tmp_path / "other.json"
+    saved.write_text(json.dumps({**dev_run, "dupguard": "0.0.9 at abc1234", "dupguard_home": "/elsewhere/src"}))
+    code, result = _main(setup, "--rescore", str(saved), "--no-md", name="rescored-other")
+    assert code == 0
+    assert result["dupguard"] == "0.0.9 at abc1234" and result["dupguard_home"] == "/elsewhere/src"
+
+
 def test_holdout_runs_only_with_the_flag_and_only_once(setup, dev_run):
     assert all(r["split"] == "dev" for r in dev_run["repositories"])
     assert _main(setup, "--repo", "acme/vault", name="sneak")[0] == 2

@@ -524,6 +524,7 @@ class ModelBuilder(Walker):
                 branch=self._branch(),
                 in_main=bool(self._main_ifs),
                 seq=len(self.model.calls),
+                withs=tuple(self._withs),
             )
         )
 

@@ -65,6 +65,48 @@ def serialised(call: Call) -> bool:
     return False
 
 
+# Constructors of a new lock: ``with threading.Lock():`` or a ``lock = asyncio.Lock()`` made by the
+# call that then holds it serialises nothing (every run has its own).
+_NEW_LOCKS = frozenset({"lock", "rlock", "semaphore", "boundedsemaphore", "condition"})
+
+
+def _builds_lock(call: Call) -> bool:
+    return (call.callee or call.func or "").rsplit(".", 1)[-1].lower() in _NEW_LOCKS
+
+
+def shared_lock(model: Model, text: str, fn: Function | None) -> bool:
+    """Is the context manager ``text`` (as in ``Call.withs``), entered in ``fn``, a lock that
+    concurrent runs share? Not when it is built where it is held: ``with threading.Lock():``, a
+    ``lock = threading.Lock()`` of the same function, or one bound at the top of a page script
+    that its host runs again for every session (hosts.py, Streamlit: a fresh module per run).
+    A lock the module cannot see being built (a parameter, ``self._lock``, an import) counts as
+    shared, as ``serialised`` assumes."""
+    from .hosts import reruns_per_session
+
+    if not _lock_like(text):
+        return False
+    if text.endswith("()"):
+        return text[:-2].rsplit(".", 1)[-1].lower() not in _NEW_LOCKS
+    if "." in text or "[" in text or "(" in text:
+        return True
+    binding = model.local_binding(text, fn)
+    if binding is None or binding.value_call is None or not _builds_lock(binding.value_call):
+        return True
+    if binding.scope == "function":
+        return binding.function is not fn
+    return not (binding.scope == "module" and reruns_per_session(model))
+
+
+def held_around(model: Model, fn: Function | None, withs: tuple[str, ...], after: int) -> bool:
+    """Does a lock that concurrent runs share (``shared_lock``) stay held, in ``fn``, from a write
+    until code that runs after it (a call of ``model.calls`` from index ``after`` on, inside the
+    same lock)? A lock around the write alone lets another run in between the write and its use."""
+    held = [w for w in withs if shared_lock(model, w, fn)]
+    if not held:
+        return False
+    return any(c.function is fn and any(w in c.withs for w in held) for c in model.calls[after:])
+
+
 # ----------------------------------------------------------------------------- 2. once only
 
 

@@ -132,6 +132,7 @@ class Binding:
     branch: tuple[int, ...]
     in_main: bool
     seq: int = 0  # how many calls precede it in source order (orders bindings against ``Model.calls``)
+    withs: tuple[str, ...] = ()  # dotted text of the enclosing context managers (as ``Call.withs``)
 
 
 @dataclass(eq=False)

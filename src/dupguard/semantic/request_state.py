@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from . import entrypoints as ep
 from .lifetimes import _cached, _function_runs_agent, _runs_once
 from .model import Binding, Function, Model
-from .nodes import dotted, names_in
+from .nodes import dotted, dotted_names_in, names_in
 from .vocabulary import LOCK_WORDS
 
 if TYPE_CHECKING:
@@ -64,14 +64,19 @@ REQUEST_PROXIES = frozenset(
 @dataclass(frozen=True)
 class PerRequest:
     """Why a function runs once per request: ``kind`` is "handler", "worker", "helper" (a
-    function a handler or worker calls), "turn" (a run-like method), "runs-agent" or
-    "session-factory" (see ``session_factory``)."""
+    function a handler or worker calls), "turn" (a run-like method), "runs-agent",
+    "session-factory" (see ``session_factory``) or "session" (Streamlit page code: see
+    ``page_session``)."""
 
     kind: str
-    function: Function
+    function: Function | None  # None: the top level of a Streamlit page script ("session")
 
     def describe(self) -> str:
+        if self.function is None:
+            return "the Streamlit page script, which runs for every session"
         name = self.function.name
+        if self.kind == "session":
+            return f"`{name}`, which the Streamlit page script runs for every session"
         if self.kind == "handler":
             return f"request handler `{name}`"
         if self.kind == "worker":
@@ -105,6 +110,62 @@ def per_request(model: Model, fn: Function | None) -> PerRequest | None:
     if _function_runs_agent(model, fn):
         return PerRequest("runs-agent", fn)
     return None
+
+
+# Streamlit widgets whose return value is what this session's visitor typed or chose.
+STREAMLIT_INPUTS = frozenset(
+    {
+        "text_input",
+        "text_area",
+        "chat_input",
+        "number_input",
+        "selectbox",
+        "multiselect",
+        "radio",
+        "select_slider",
+        "file_uploader",
+    }
+)
+
+
+def page_session(model: Model, fn: Function | None) -> PerRequest | None:
+    """Code a Streamlit page script runs for every session: its top level (``fn`` None) and
+    the functions it calls. Streamlit runs the script in one thread per session, all in one
+    process (hosts.py, Streamlit), so what this code writes to *process* state (the
+    environment, ``sys.stdout``) is written concurrently by every visitor. Its own module-level
+    names are not process state: the page is a fresh module on every run."""
+    from .hosts import streamlit_page
+
+    if not model.is_streamlit or not streamlit_page(model):
+        return None
+    if fn is not None and "streamlit" not in model.contexts_of(fn):
+        return None
+    return PerRequest("session", fn)
+
+
+def reads_session_value(model: Model, fn: Function | None, *nodes: cst.CSTNode | None) -> bool:
+    """``reads_request_value`` for page code: in a function, its parameters and locals; at the
+    top level of the page, a name bound there from an input widget (``st.text_input(...)``)
+    or ``st.session_state``."""
+    if fn is not None:
+        return reads_request_value(model, fn, *nodes)
+    for node in nodes:
+        if node is None:
+            continue
+        if any("session_state" in name for name in dotted_names_in(node)):
+            return True
+        for name in names_in(node):
+            # any top-level binding of the name (``key = st.text_input(...)`` in one branch,
+            # ``key = os.getenv(...)`` in the other: the widget's value reaches the write)
+            for binding in model.bindings_in(name, None):
+                call = binding.value_call
+                if (
+                    call is not None
+                    and (call.callee or "").startswith("streamlit.")
+                    and call.method in STREAMLIT_INPUTS
+                ):
+                    return True
+    return False
 
 
 def _scopes(fn: Function) -> list[Function]:

@@ -66,6 +66,11 @@ def shared_objects(model: Model) -> Iterator[Shared]:
             continue
         kind, entry = model.kind_of_expr_call(b.value_call)
         if kind not in stateful:
+            if b.scope == "module" and not per_session and b.value_call.func in model.classes:
+                wrapper = run_state_entry(model, b.value_call.func)
+                if wrapper is not None:
+                    shared_bindings.add(id(b))
+                    yield Shared(b.target, b.statement, Kind.AGENT, wrapper, binding=b)
             continue
         if b.scope == "module" and not per_session:
             shared_bindings.add(id(b))
@@ -91,12 +96,115 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         if not any(process_cache(d) for d in fn.decorators):
             continue
         for ret in fn.returns:
-            kind, entry = model.kind_of_expr_call(model.returned_call(ret, fn))
+            call = model.returned_call(ret, fn)
+            kind, entry = model.kind_of_expr_call(call)
+            if kind not in stateful and call is not None and call.func in model.classes:
+                entry = run_state_entry(model, call.func)
+                kind = Kind.AGENT if entry is not None else kind
             if kind in stateful:
                 yield Shared(f"{fn.name}()", ret, kind, entry, factory=fn)
                 break
     if model.project is not None:
         yield from _from_project(model, shared_bindings)
+
+
+# In-place changes of a list-like attribute (``self.messages.append(turn)``): the run's state
+# kept on the object. Keyed containers (``self.sessions[sid]``, ``setdefault(sid, ...)``) keep one
+# entry per session and are not counted.
+_GROW_METHODS = frozenset({"append", "extend", "insert", "__iadd__"})
+
+
+@dataclass
+class _ClassParts:
+    methods: list[Function]
+    init_values: list[Call]  # what ``__init__`` binds to ``self.<x>``
+    rebinding: set[Function]  # methods that rebind ``self.<x>``
+    augmented: dict[Function, list[Call]]  # ``self.x += ...`` by method
+
+
+@analysis
+def _class_parts(model: Model) -> dict[str, _ClassParts]:
+    """Methods, ``__init__`` values, self rebinds and augmented assignments of every class of the
+    file, in one pass (``run_state_entry`` asks per class: linear in the file, not per class)."""
+    parts: dict[str, _ClassParts] = {}
+    for fn in model.functions:
+        if fn.class_name is not None and fn.parent is None:
+            parts.setdefault(fn.class_name, _ClassParts([], [], set(), {})).methods.append(fn)
+    for b in model.bindings:
+        owner = b.function
+        entry = parts.get(b.class_name or "") if owner is not None and owner.parent is None else None
+        if entry is None or owner is None or not b.target.startswith("self.") or b.target.count(".") != 1:
+            continue
+        if owner.name == "__init__":
+            if b.value_call is not None:
+                entry.init_values.append(b.value_call)
+        else:
+            entry.rebinding.add(owner)
+    for call in model.augmented:
+        owner = call.function
+        entry = parts.get(owner.class_name or "") if owner is not None and owner.parent is None else None
+        if entry is not None and owner is not None:
+            entry.augmented.setdefault(owner, []).append(call)
+    return parts
+
+
+@analysis
+def run_state_entry(model: Model, class_name: str) -> Entry | None:
+    """A class of this module that wraps an agent and keeps each run's state on the instance:
+    a method that runs an agent (``runs.agent_run``: ``Runner.run(self.agent, ...)``,
+    ``self.agent.run(...)``) also rebinds an attribute (``self.messages = result.to_input_list()``,
+    ``self.report = await ...``) or grows one (``self.messages.append(...)``). The agent inside
+    may be stateless configuration (an OpenAI Agents SDK ``Agent``); the wrapper is not: one
+    instance shared by every request is one conversation, and two runs at once overwrite each
+    other's state between their awaits. Returned as a catalog entry whose run methods are those
+    methods and the methods that call them through ``self``; None for any other class."""
+    from .lifetimes import _function_runs_agent
+
+    parts = _class_parts(model).get(class_name)
+    if parts is None:
+        return None
+    if any(model.kind_of_expr_call(call)[0] in (Kind.AGENT, Kind.MEMORY) for call in parts.init_values):
+        return None  # it holds a stateful agent or memory: that object is the finding
+    methods = parts.methods
+    # methods that run an agent, themselves or through ``self.<method>()`` (a run that plans,
+    # searches and writes in helper methods: agentika/agentize examples/research_agents.py)
+    running = {fn.name for fn in methods if _function_runs_agent(model, fn)}
+    grew = True
+    while grew:
+        grew = False
+        for fn in methods:
+            if fn.name not in running and any(c.receiver == "self" and c.method in running for c in fn.calls):
+                running.add(fn.name)
+                grew = True
+    stateful: set[str] = set()
+    for fn in methods:
+        if fn.name.startswith("__") or fn.name not in running:
+            continue
+        grows = any(
+            (c.receiver or "").startswith("self.") and (c.receiver or "").count(".") == 1 and c.method in _GROW_METHODS
+            for c in (*fn.calls, *parts.augmented.get(fn, ()))
+        )
+        if fn in parts.rebinding or grows:
+            stateful.add(fn.name)
+    if not stateful:
+        return None
+    grew = True
+    while grew:  # ``self.run(...)`` from another method runs the same state
+        grew = False
+        for fn in methods:
+            calls_run = any(c.receiver == "self" and c.method in stateful for c in fn.calls)
+            if fn.name not in stateful and not fn.name.startswith("__") and calls_run:
+                stateful.add(fn.name)
+                grew = True
+    return Entry(
+        names=(class_name,),
+        kind=Kind.AGENT,
+        framework="project",
+        version="",
+        source=class_name,
+        why=f"`{class_name}` keeps each run's state on the instance",
+        run_methods=tuple(sorted(stateful)),
+    )
 
 
 def _from_project(model: Model, shared_bindings: set[int]) -> Iterator[Shared]:

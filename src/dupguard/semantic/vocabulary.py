@@ -635,6 +635,19 @@ READ_STEMS = frozenset(
         "render",
         "preview",
         "download",
+        # the same reads named by their noun (``Image Analysis Tool``, ``retrieval_tool``): the
+        # stems the runtime's stemmer gives the nouns (bench/real-apps/labels-c.toml,
+        # bstraehle/ai-ml-dl hugging-face/gaia/crew.py: analysis tools that upload their input)
+        "analysi",
+        "retrieval",
+        "extraction",
+        "transcription",
+        "classific",
+        "transl",
+        "recognition",
+        "detection",
+        "summary",
+        "evalu",
     }
 )
 # Tokens that say nothing about the effect (``refund_tool``, ``aget_weather``, ``do_send``).

@@ -21,11 +21,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...semantic.catalog import Kind
+from ...semantic.guards import held_around
 from ...semantic.model import Binding, Function, Model
-from ...semantic.request_state import PerRequest, per_request, reads_names, reads_request_value
+from ...semantic.request_state import (
+    PerRequest,
+    page_session,
+    per_request,
+    reads_names,
+    reads_request_value,
+    reads_session_value,
+)
 from ..registry import Finding, RuleContext, rule
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 ENVIRON_WRITERS = frozenset({"update", "setdefault", "__setitem__"})
 PROCESS_STREAMS = frozenset({"sys.stdout", "sys.stderr", "sys.stdin"})
@@ -213,11 +225,24 @@ def _container_writes(model: Model) -> Iterator[Leak]:
         yield Leak(b.statement, shown, f"the module-level `{name}`", "", why)
 
 
+def _process_write(model: Model, fn: Function | None, in_main: bool, *values: cst.CSTNode) -> PerRequest | None:
+    """Why a write to process state (the environment, ``sys.stdout``) at this place is made per
+    request with a value of that request: a handler's code (``per_request``), or a Streamlit page
+    script's code, top level included (``page_session``: every session runs it, in one process)."""
+    why = page_session(model, fn)
+    if why is not None:
+        return why if reads_session_value(model, fn, *values) else None
+    if fn is None or in_main:
+        return None
+    why = per_request(model, fn)
+    if why is None or not reads_request_value(model, fn, *values):
+        return None
+    return why
+
+
 def _environ_and_streams(model: Model) -> Iterator[Leak]:
     for b in model.bindings:
         fn = b.function
-        if fn is None or b.in_main:
-            continue
         qualified = model.resolve(b.target.replace("[]", ""))
         if qualified == "os.environ" and b.target.endswith("[]"):
             where, shown = "the process environment", f"{b.target[:-2]}[...] = ..."
@@ -225,14 +250,14 @@ def _environ_and_streams(model: Model) -> Iterator[Leak]:
             where, shown = f"the process-wide `{qualified}`", f"{b.target} = ..."
         else:
             continue
-        why = per_request(model, fn)
-        if why is None or not reads_request_value(model, fn, b.value):
+        why = _process_write(model, fn, b.in_main, b.value)
+        # written and used under one lock every request shares (set the key, run, delete it):
+        # one request at a time sees the environment (guards.held_around)
+        if why is None or held_around(model, fn, b.withs, b.seq):
             continue
         yield Leak(b.statement, shown, where, "", why)
-    for call in model.calls:
+    for index, call in enumerate(model.calls):
         fn = call.function
-        if fn is None or call.in_main:
-            continue
         if call.callee in REDIRECTS:
             where, shown = "the process-wide `sys.stdout`", f"{call.func}(...)"
             values = [a.node for a in call.args]
@@ -243,8 +268,8 @@ def _environ_and_streams(model: Model) -> Iterator[Leak]:
             values = [a.node for a in call.args]
         else:
             continue
-        why = per_request(model, fn)
-        if why is None or not reads_request_value(model, fn, *values):
+        why = _process_write(model, fn, call.in_main, *values)
+        if why is None or held_around(model, fn, call.withs, index + 1):
             continue
         yield Leak(call.node, shown, where, "", why)
 

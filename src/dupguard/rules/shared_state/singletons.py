@@ -15,6 +15,11 @@ from ..registry import Finding, RuleContext, rule
 
 
 def _what(shared: Shared) -> str:
+    entry = shared.entry
+    if entry is not None and entry.framework == "project" and shared.fact is None:
+        # a wrapper class of this file (``shared.run_state_entry``)
+        runs = ", ".join(f"`{m}()`" for m in entry.run_methods)
+        return f"a `{entry.names[0]}`, an agent wrapper whose {runs} keep(s) each run's state on the instance,"
     noun = "agent" if shared.kind is Kind.AGENT else "memory"
     framework = f"{shared.entry.framework} " if shared.entry is not None else ""
     call = shared.binding.value_call if shared.binding is not None else None
