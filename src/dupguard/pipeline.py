@@ -182,8 +182,13 @@ def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> froz
         return codes
     rel = rel if rel is not None else Path(path).as_posix()
     ignored: list[str] = []
+    absolute: str | None = None
     for pattern, prefixes in settings.per_file_ignores:
-        if fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
+        if pattern.startswith("/"):  # from a file this config extends: anchored where that file is
+            absolute = absolute or Path(path).resolve().as_posix()
+            if fnmatch(absolute, pattern) or absolute.startswith(pattern.rstrip("/") + "/"):
+                ignored.extend(prefixes)
+        elif fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
             ignored.extend(prefixes)
     return frozenset(c for c in codes if not code_matches(c, ignored))
 
