@@ -217,10 +217,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     other files are still linted); 2 for a usage or configuration error. ``--exit-zero``: 0
     unless 2. ``--fix`` and ``--diff`` are ``dupguard fix``.
     """
+    if args.watch:  # ``check --watch``, ``check --fix --watch``: again after every change
+        return _watch_check(args)
     if args.fix or args.diff:  # ``check --fix`` is ``fix``; ``check --diff`` shows the fixes
         return _cmd_fix(args)
-    if args.watch:
-        return _watch_check(args)
     from . import report
     from .discovery import discover
     from .hierarchy import Resolver, lint_groups
@@ -341,7 +341,8 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     paths = [p for p in args.paths if p != "-"]
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
     fmt = getattr(args, "output_format", None) or settings.output_format or "concise"
-    out, err = sys.stdout, sys.stderr
+    output_file = getattr(args, "output_file", None)  # ``check --fix --output-file``
+    out, err = _open_output(output_file) if output_file else sys.stdout, sys.stderr
     found = discover(paths, settings, resolver) if paths else None
     files = found.files if found else []
     result = RunResult()
@@ -394,6 +395,8 @@ def _cmd_fix(args: argparse.Namespace) -> int:
 
         report.get(fmt)(remaining, errors, info)
     failed = result.changed if args.diff else bool(remaining)
+    if output_file:
+        out.close()
     return _exit_code(failed or bool(errors), args.exit_zero)
 
 

@@ -37,15 +37,18 @@ class Discovered:
 
 
 class LiteralSpec:
-    """gitignore matching for plain-path patterns (``build``, ``tests/corpus``, ``dist/``).
+    """gitignore matching for plain-path patterns (``build``, ``tests/corpus``, ``dist/``), whose
+    components may hold the wildcards ``*`` and ``?`` (``*.pyc``, ``.env*``: see ``_is_simple``).
 
     Why: pre-commit runs ``dupguard --force-exclude FILE...``, so every run matches the exclude
     list, and importing pathspec (with ``dataclasses`` and ``inspect``) costs about a third of
     that run's start-up budget (bench/RESULTS.md, target 6). The default list and typical
     ``extend-exclude`` values are plain paths, whose gitignore meaning is simple: a pattern
     without an inner ``/`` matches any path component, one with it is anchored at the base;
-    a trailing ``/`` matches directories only. Anything else goes to pathspec, and a test
-    checks both agree.
+    a trailing ``/`` matches directories only; a wildcard matches within one component, as
+    gitignore's do. Anything else (``**``, brackets, escapes, negation) goes to pathspec, and
+    tests/test_discovery.py checks both agree. Most ``.gitignore`` files (read with
+    ``respect-gitignore`` for the directories above the linted root too) need no pathspec.
     """
 
     def __init__(self, patterns: tuple[str, ...]) -> None:

@@ -113,10 +113,11 @@ class Resolver:
 
     def group(self, files: list[Path]) -> list[tuple[Settings, list[Path]]]:
         """``files`` by the settings each uses, in order of first appearance."""
-        groups: dict[Settings, list[Path]] = {}
+        groups: dict[int, tuple[Settings, list[Path]]] = {}  # by identity: one object per config file
         for path in files:
-            groups.setdefault(self.for_file(path), []).append(path)
-        return list(groups.items())
+            settings = self.for_file(path)
+            groups.setdefault(id(settings), (settings, []))[1].append(path)
+        return list(groups.values())
 
     def config_files(self) -> list[str]:
         """Every config file this run has read (for ``--watch``: a change to one re-runs)."""

@@ -84,23 +84,23 @@ def watch(
     change under ``paths``, until interrupted (exit 0)."""
     out = out or sys.stdout
     clear = out.isatty()
+    configs: list[str] = []
     try:
         out.write("Starting linter in watch mode...\n")
-        configs = run()
-        out.write("Watching for file changes.\n")
-        out.flush()
-        before = snapshot(paths, configs)
         while True:
-            time.sleep(interval)
-            now = snapshot(paths, configs)
-            if now == before:
-                continue
+            # the listing the next change is measured against is taken before the run, so an
+            # edit made while it runs starts another
+            before = snapshot(paths, configs)
+            configs = run()
+            for config in configs:
+                if os.path.abspath(config) not in before:
+                    _stat_into(before, config)
+            out.write("Watching for file changes.\n")
+            out.flush()
+            while snapshot(paths, configs) == before:
+                time.sleep(interval)
             if clear:
                 out.write(CLEAR)
             out.write("File change detected...\n")
-            configs = run()
-            out.write("Watching for file changes.\n")
-            out.flush()
-            before = snapshot(paths, configs)
     except KeyboardInterrupt:
         return 0
