@@ -223,7 +223,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return _cmd_fix(args)
     from . import report
     from .discovery import discover
-    from .hierarchy import Resolver, lint_groups
+    from .hierarchy import Resolver
+    from .pipeline import lint_groups
     from .report.text import file_errors, statistics
 
     # each file is linted under the nearest config above it (hierarchy.py); ``settings``: the run's

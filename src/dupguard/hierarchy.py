@@ -140,33 +140,3 @@ def groups_of(
         out.append((settings_of_stdin, [], stdin))
     return out
 
-
-def lint_groups(
-    resolver: Resolver,
-    paths: list[str],
-    files: list[Path],
-    *,
-    jobs: int | None,
-    use_cache: bool,
-    stdin: tuple[str, bytes] | None,
-    with_fixes: bool,
-) -> Any:
-    """``check`` over files that may use different settings: one pipeline run per settings
-    (each with its own cache file and project index, keyed by those settings), the results
-    joined and sorted as one run's. ``paths``: as given on the command line."""
-    from .pipeline import Result, lint_paths
-
-    groups = groups_of(resolver, files, stdin)
-    result = Result()
-    for settings, group, source in groups:
-        if with_fixes:
-            settings = settings._replace(with_fixes=True)
-        # ``check .`` from the project root: the files are the project index's tree as well
-        root = os.path.abspath(settings.root)
-        whole = len(groups) == 1 and any(os.path.abspath(p) == root for p in paths)
-        done = lint_paths(group, settings, jobs=jobs, use_cache=use_cache, stdin=source, tree=group if whole else None)
-        result.diagnostics.extend(done.diagnostics)
-        result.errors.extend(done.errors)
-    if len(groups) > 1:
-        result.diagnostics.sort()
-    return result
