@@ -139,4 +139,3 @@ def groups_of(
     if not any(settings == settings_of_stdin for settings, _ in groups):
         out.append((settings_of_stdin, [], stdin))
     return out
-
