@@ -307,6 +307,45 @@ def test_a_bad_extend_is_a_one_line_config_error(tmp_path: Path, extend: str, ne
     assert proc.returncode == 2 and len(err.splitlines()) == 1 and needle in err and "pyproject.toml" in err, err
 
 
+@pytest.mark.parametrize(
+    "pattern, directory, expected",
+    [
+        ("migrations", "/r/shared", "migrations"),  # unanchored: the same anywhere
+        ("*.gen.py", "/r/shared", "*.gen.py"),
+        ("**/gen", "/", "**/gen"),
+        ("/gen", "/r/p", "/gen"),  # the file's own directory is the root
+        ("/gen", "/r/p/configs", "/configs/gen"),  # extended from below the root
+        ("gen/x/", "/r/p/configs", "/configs/gen/x/"),
+        ("!/keep", "/r/p/configs", "!/configs/keep"),
+        ("/p/gen", "/r", "/gen"),  # extended from above the root: its path to the root is stripped
+        ("p/sub/gen", "/r", "/sub/gen"),
+        ("/other/gen", "/r", None),  # above the root, about another directory: nothing under the root
+        ("/*/gen", "/r", "/*/gen"),  # a wildcard where the root's name is: kept, relative to the root
+        ("/gen", "/elsewhere", None),
+        ("/gen", "/r/p/a[1]", "/a\\[1]/gen"),  # the directory's own brackets match literally
+    ],
+)
+def test_an_extended_files_patterns_keep_their_meaning(pattern: str, directory: str, expected: str | None) -> None:
+    from dupguard.config import _rebase_pattern
+
+    assert _rebase_pattern(pattern, directory, "/r/p") == expected
+
+
+def test_an_extended_files_per_file_ignores_are_anchored_where_it_is(tmp_path: Path) -> None:
+    from dupguard.config import Settings, _anchor_glob
+    from dupguard.pipeline import codes_for_file
+
+    assert _anchor_glob("__init__.py", "/r/base") == "__init__.py"
+    assert _anchor_glob("scripts/*", "/r/a[1]") == "/r/a[[]1]/scripts/*"
+    root = tmp_path / "p"
+    settings = Settings(
+        root=str(root), per_file_ignores=((_anchor_glob("p/scripts/*", str(tmp_path.resolve())), ("DUP1",)),)
+    )
+    codes = frozenset({"DUP101", "DUP301"})
+    assert codes_for_file(str(root / "scripts" / "job.py"), settings, codes) == {"DUP301"}
+    assert codes_for_file(str(root / "app.py"), settings, codes) == codes
+
+
 def test_extend_on_the_command_line_is_not_an_option(tmp_path: Path) -> None:
     from dupguard.config import ConfigError, parse_table
 
