@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,12 +56,15 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+_CONCISE = re.compile(r"^(?P<file>.+?):\d+:\d+: (?P<code>DUP\d+) ", re.MULTILINE)
+
+
 def _found(proc: subprocess.CompletedProcess) -> dict[str, set[str]]:
-    """json report → {filename (posix): {codes}}."""
+    """A concise report → {filename (posix, as reported: relative to the working directory): {codes}}."""
     assert proc.returncode in (0, 1), proc.stderr.decode()
     out: dict[str, set[str]] = {}
-    for d in json.loads(proc.stdout):
-        out.setdefault(Path(d["filename"]).as_posix(), set()).add(d["code"])
+    for match in _CONCISE.finditer(proc.stdout.decode()):
+        out.setdefault(Path(match["file"]).as_posix(), set()).add(match["code"])
     return out
 
 
@@ -114,14 +118,14 @@ def test_monorepo_lints_each_file_by_its_own_config_from_the_root(tmp_path: Path
     root = _monorepo(tmp_path)
     flags = [] if cache else ["--no-cache"]
     for _ in range(2 if cache else 1):  # with the cache: a cold run, then a warm one answering from it
-        proc = run_cli("check", *flags, "--output-format", "json", ".", cwd=root)
+        proc = run_cli("check", *flags, "--output-format", "concise", ".", cwd=root)
         assert _found(proc) == MONOREPO_EXPECTED
     if cache:  # one cache, the root's, with a file per settings
         assert (root / ".dupguard_cache").is_dir()
         assert not (root / "alpha" / ".dupguard_cache").exists() and not (root / "beta" / ".dupguard_cache").exists()
         # a config change reaches the cached results of that project only
         (root / "beta" / "dupguard.toml").write_text('select = ["DUP102"]\n')
-        proc = run_cli("check", "--output-format", "json", ".", cwd=root)
+        proc = run_cli("check", "--output-format", "concise", ".", cwd=root)
         found = _found(proc)
         assert found["beta/app.py"] == found["beta/scripts/job.py"] == {"DUP102"}
         assert found["alpha/svc/app.py"] == {"DUP102", "DUP301"}
@@ -129,7 +133,7 @@ def test_monorepo_lints_each_file_by_its_own_config_from_the_root(tmp_path: Path
 
 def test_a_project_gives_the_same_findings_from_its_own_directory_and_from_the_root(tmp_path: Path) -> None:
     root = _monorepo(tmp_path)
-    inside = _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root / "alpha"))
+    inside = _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root / "alpha"))
     assert {f"alpha/{name}": codes for name, codes in inside.items()} == {
         name: codes for name, codes in MONOREPO_EXPECTED.items() if name.startswith("alpha/")
     }
@@ -138,19 +142,19 @@ def test_a_project_gives_the_same_findings_from_its_own_directory_and_from_the_r
 def test_files_named_from_the_root_use_their_own_config_as_pre_commit_runs_them(tmp_path: Path) -> None:
     root = _monorepo(tmp_path)
     names = ["alpha/svc/app.py", "beta/scripts/job.py", "tool.py"]
-    proc = run_cli("check", "--no-cache", "--force-exclude", "--output-format", "json", *names, cwd=root)
+    proc = run_cli("check", "--no-cache", "--force-exclude", "--output-format", "concise", *names, cwd=root)
     assert _found(proc) == {name: MONOREPO_EXPECTED[name] for name in names}
 
 
 def test_config_and_isolated_apply_to_every_file(tmp_path: Path) -> None:
     root = _monorepo(tmp_path)
     (root / "only301.toml").write_text('select = ["DUP301"]\n')
-    fixed = _found(run_cli("check", "--no-cache", "--config", "only301.toml", "--output-format", "json", ".", cwd=root))
+    fixed = _found(run_cli("check", "--no-cache", "--config", "only301.toml", "--output-format", "concise", ".", cwd=root))
     assert fixed == {name: {"DUP301"} for name in MONOREPO_EXPECTED}
-    isolated = _found(run_cli("check", "--no-cache", "--isolated", "--output-format", "json", ".", cwd=root))
+    isolated = _found(run_cli("check", "--no-cache", "--isolated", "--output-format", "concise", ".", cwd=root))
     assert isolated == {name: ALL_CODES for name in MONOREPO_EXPECTED}
     # a command-line option overrides that key in every file's config
-    flagged = _found(run_cli("check", "--no-cache", "--select", "DUP102", "--output-format", "json", ".", cwd=root))
+    flagged = _found(run_cli("check", "--no-cache", "--select", "DUP102", "--output-format", "concise", ".", cwd=root))
     assert flagged == {name: {"DUP102"} for name in MONOREPO_EXPECTED}
 
 
@@ -167,17 +171,17 @@ def test_each_project_excludes_by_its_own_patterns(tmp_path: Path) -> None:
             "b/svc/skip.py": APP,
         },
     )
-    found = _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root))
+    found = _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root))
     assert set(found) == {"a/svc/app.py", "b/generated/app.py", "b/svc/skip.py"}
 
 
 def test_the_nearest_of_three_config_files_in_one_directory_wins_like_ruff(tmp_path: Path) -> None:
     root = _write(tmp_path, {"p/app.py": APP, "p/pyproject.toml": '[tool.dupguard]\nselect = ["DUP101"]\n'})
-    assert _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root)) == {"p/app.py": {"DUP101"}}
+    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {"p/app.py": {"DUP101"}}
     (root / "p" / "dupguard.toml").write_text('select = ["DUP102"]\n')
-    assert _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root)) == {"p/app.py": {"DUP102"}}
+    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {"p/app.py": {"DUP102"}}
     (root / "p" / ".dupguard.toml").write_text('select = ["DUP301"]\n')
-    assert _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root)) == {"p/app.py": {"DUP301"}}
+    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {"p/app.py": {"DUP301"}}
 
 
 def test_fix_uses_each_files_config(tmp_path: Path) -> None:
@@ -215,9 +219,9 @@ def test_the_project_index_of_each_project_is_its_own(tmp_path: Path) -> None:
     for flags in ([], ["--no-cache"]):
         proc = run_cli("check", *flags, "--output-format", "json", ".", cwd=root)
         report = json.loads(proc.stdout)
-        routes = [d for d in report if d["filename"] == "svc/app/routes.py"]
+        routes = [d for d in report if d["filename"] == str(root / "svc/app/routes.py")]
         assert routes and "bound at module level in app/agent.py:3" in routes[0]["message"], proc.stdout.decode()
-        assert {d["code"] for d in report if d["filename"] == "other/x.py"} == {"DUP301"}
+        assert {d["code"] for d in report if d["filename"] == str(root / "other/x.py")} == {"DUP301"}
 
 
 def test_flake8_lints_each_file_by_its_own_config(tmp_path: Path) -> None:
@@ -264,10 +268,10 @@ def test_extend_chains_relative_to_the_file_that_says_it(tmp_path: Path) -> None
             "services/web/app.py": APP,
         },
     )
-    found = _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root))
+    found = _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root))
     assert found == {"services/api/app.py": {"DUP301"}, "services/web/app.py": {"DUP102"}}
     # the same from the leaf's own directory
-    leaf = _found(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root / "services" / "api"))
+    leaf = _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root / "services" / "api"))
     assert leaf == {"app.py": {"DUP301"}}
 
 
@@ -391,7 +395,7 @@ def test_gitignore_above_the_root_info_exclude_and_global_excludes_as_git_applie
     _write(repo, {".git/info/exclude": "*_local.py\n"})
 
     def linted(*args: str, cwd: Path) -> set[str]:
-        proc = run_cli("check", "--no-cache", "--output-format", "json", *args, cwd=cwd, env=env)
+        proc = run_cli("check", "--no-cache", "--output-format", "concise", *args, cwd=cwd, env=env)
         return set(_found(proc))
 
     def git_keeps(names: list[str]) -> set[str]:
@@ -419,7 +423,7 @@ def test_gitignore_above_the_root_info_exclude_and_global_excludes_as_git_applie
 
 def test_outside_a_repository_only_the_tree_own_gitignore_files_apply(tmp_path: Path) -> None:
     _write(tmp_path, {".gitignore": "*.py\n", "proj/app.py": APP, "proj/.gitignore": "skip.py\n", "proj/skip.py": APP})
-    proc = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path / "proj")
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path / "proj")
     assert set(_found(proc)) == {"app.py"}
 
 

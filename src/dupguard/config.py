@@ -475,6 +475,8 @@ def _rebase_pattern(pattern: str, directory: str, root: str) -> str | None:
         return pattern
     rel = body.lstrip("/")
     down = _posix_rel(directory, root)  # the directory below the root: anchor the pattern there
+    if down == ".":
+        return pattern
     if not down.startswith(".."):
         rebased = f"/{_gitignore_escape(down)}/{rel}"
     else:
