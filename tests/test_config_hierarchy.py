@@ -149,7 +149,9 @@ def test_files_named_from_the_root_use_their_own_config_as_pre_commit_runs_them(
 def test_config_and_isolated_apply_to_every_file(tmp_path: Path) -> None:
     root = _monorepo(tmp_path)
     (root / "only301.toml").write_text('select = ["DUP301"]\n')
-    fixed = _found(run_cli("check", "--no-cache", "--config", "only301.toml", "--output-format", "concise", ".", cwd=root))
+    fixed = _found(
+        run_cli("check", "--no-cache", "--config", "only301.toml", "--output-format", "concise", ".", cwd=root)
+    )
     assert fixed == {name: {"DUP301"} for name in MONOREPO_EXPECTED}
     isolated = _found(run_cli("check", "--no-cache", "--isolated", "--output-format", "concise", ".", cwd=root))
     assert isolated == {name: ALL_CODES for name in MONOREPO_EXPECTED}
@@ -177,11 +179,17 @@ def test_each_project_excludes_by_its_own_patterns(tmp_path: Path) -> None:
 
 def test_the_nearest_of_three_config_files_in_one_directory_wins_like_ruff(tmp_path: Path) -> None:
     root = _write(tmp_path, {"p/app.py": APP, "p/pyproject.toml": '[tool.dupguard]\nselect = ["DUP101"]\n'})
-    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {"p/app.py": {"DUP101"}}
+    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {
+        "p/app.py": {"DUP101"}
+    }
     (root / "p" / "dupguard.toml").write_text('select = ["DUP102"]\n')
-    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {"p/app.py": {"DUP102"}}
+    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {
+        "p/app.py": {"DUP102"}
+    }
     (root / "p" / ".dupguard.toml").write_text('select = ["DUP301"]\n')
-    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {"p/app.py": {"DUP301"}}
+    assert _found(run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=root)) == {
+        "p/app.py": {"DUP301"}
+    }
 
 
 def test_fix_uses_each_files_config(tmp_path: Path) -> None:

@@ -254,7 +254,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             from .colour import ColourWriter, wanted
 
             if wanted(out):
-                out = ColourWriter(out)  # type: ignore[assignment]
+                out = ColourWriter(out)
         if args.statistics:
             statistics(result.diagnostics, out)
         elif args.quiet and _text_format(fmt):
