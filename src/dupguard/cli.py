@@ -236,20 +236,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
         stdin = (args.stdin_filename or "-", sys.stdin.buffer.read())
     found = discover(paths, settings, resolver) if paths else None
     files = found.files if found else []
+    terminal = not args.output_file and sys.stdout.isatty()
+    fmt = args.output_format or settings.output_format or ("full" if terminal else "concise")
+    result = lint_groups(
+        resolver,
+        paths,
+        files,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        stdin=stdin,
+        with_fixes=fmt in FIX_FORMATS and not args.statistics,
+    )
+    errors = (found.errors if found else []) + result.errors
+    file_errors(errors, sys.stderr)
+    # opened once the files are read: ``-o`` naming one of them must not empty it first
     out = _open_output(args.output_file) if args.output_file else sys.stdout
     try:
-        fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
-        result = lint_groups(
-            resolver,
-            paths,
-            files,
-            jobs=args.jobs,
-            use_cache=not args.no_cache,
-            stdin=stdin,
-            with_fixes=fmt in FIX_FORMATS and not args.statistics,
-        )
-        errors = (found.errors if found else []) + result.errors
-        file_errors(errors, sys.stderr)
         if fmt in ("full", "concise") and not args.output_file and not args.statistics:
             from .colour import ColourWriter, wanted
 
@@ -343,7 +345,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
     fmt = getattr(args, "output_format", None) or settings.output_format or "concise"
     output_file = getattr(args, "output_file", None)  # ``check --fix --output-file``
-    out, err = _open_output(output_file) if output_file else sys.stdout, sys.stderr
+    err = sys.stderr
     found = discover(paths, settings, resolver) if paths else None
     files = found.files if found else []
     result = RunResult()
@@ -360,6 +362,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
         result.errors.extend(done.errors)
     errors = (found.errors if found else []) + result.errors
     file_errors(errors, err)
+    out = _open_output(output_file) if output_file else sys.stdout  # once the files are read
     info = out
     if args.diff:  # stdout is only the patch
         info = err
