@@ -310,7 +310,11 @@ def config_in(directory: Path) -> Path | None:
     """The config file of ``directory`` itself, if it has one (see ``CONFIG_NAMES``)."""
     for name in CONFIG_NAMES:
         candidate = directory / name
-        if candidate.is_file() and (name != "pyproject.toml" or _has_table(candidate)):
+        try:
+            found = candidate.is_file()
+        except OSError:  # a directory this user may not search: no config to be had there
+            found = False
+        if found and (name != "pyproject.toml" or _has_table(candidate)):
             return candidate
     return None
 
