@@ -591,3 +591,33 @@ def test_the_lookup_asks_each_directory_once(tmp_path: Path, monkeypatch: pytest
     for name in ("a/b/x.py", "a/b/y.py", "a/z.py", "a/b/x.py"):
         assert resolver.for_file(tmp_path / "p" / name) is resolver.root
     assert sorted(map(str, asked)) == sorted(map(str, [tmp_path / "p", tmp_path / "p" / "a", tmp_path / "p/a/b"]))
+
+
+def test_the_pre_commit_run_in_a_repository_reads_its_ignore_files_without_pathspec(tmp_path: Path) -> None:
+    """The one-file run of the pre-commit hook (``--force-exclude``) now reads git's ignore files
+    above the file; typical ones (comments, ``*.pyc``, ``build/``, ``.env*``) need no pathspec and
+    no libcst (bench/RESULTS.md: the one-file start-up budget)."""
+    _write(
+        tmp_path,
+        {
+            ".gitignore": "# caches\n__pycache__/\n*.py[co]\n*.pyc\n.env*\nbuild/\n\n/dist\n",
+            "pkg/.gitignore": "*.log\n",
+            "pkg/pyproject.toml": '[tool.dupguard]\nextend-exclude = ["generated"]\n',
+            "pkg/a.py": "import os\nprint(os.getcwd())\n",
+            "pkg/scratch.pyc.py": "",
+        },
+    )
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("*.swp\n")
+    probe = (
+        "import sys\n"
+        "sys.argv = ['dupguard', 'check', '--force-exclude', 'a.py']\n"
+        "from dupguard.cli import main\n"
+        "assert main() == 0\n"
+        "print(sorted(m for m in ('libcst', 'pathspec', 'dataclasses', 'inspect', 'shutil') if m in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path / "pkg", capture_output=True, env=env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().splitlines()[-1] == "[]"

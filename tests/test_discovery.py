@@ -36,6 +36,10 @@ PATTERNS = [
     "/a*/b",
     "*.bar/",
     "*corpus*",
+    "*.py[cod]",
+    "[ab]",
+    "x.[a-z]y",
+    "c[a-b]rpus/",
 ]
 COMPONENTS = [
     "build",
@@ -53,6 +57,8 @@ COMPONENTS = [
     "lead",
     "a-b_c.d",
     ".git",
+    "x.pyc",
+    "cbrpus",
 ]
 PATHS = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(COMPONENTS, repeat=n)]
 
@@ -67,7 +73,8 @@ def test_literal_patterns_match_like_pathspec(pattern: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "pattern", ["!keep", "# comment", "", "a\\b", "./x", "../x", "a/./b", "a/**/b", "**/x", "[ab].py", "a b", "x "]
+    "pattern",
+    ["!keep", "# comment", "", "a\\b", "./x", "../x", "a/./b", "a/**/b", "**/x", "[!a].py", "[^a]", "a b", "x "],
 )
 def test_anything_else_goes_to_pathspec(pattern: str) -> None:
     assert isinstance(_spec(("build", pattern)), pathspec.PathSpec)

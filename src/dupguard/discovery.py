@@ -71,12 +71,12 @@ class LiteralSpec:
 
 
 def _words_match(parts: list[str], words: tuple[str, ...]) -> bool:
-    """Path components against pattern words: equal, or (a word with ``*``/``?``) an fnmatch
-    of one component, which is what gitignore's ``*`` and ``?`` mean (never across a ``/``)."""
+    """Path components against pattern words: equal, or (a word with ``*``, ``?`` or ``[...]``) an
+    fnmatch of one component, which is what gitignore's wildcards mean (never across a ``/``)."""
     if len(parts) != len(words):
         return False
     for part, word in zip(parts, words):
-        if part != word and not (("*" in word or "?" in word) and _fnmatchcase(part, word)):
+        if part != word and not (("*" in word or "?" in word or "[" in word) and _fnmatchcase(part, word)):
             return False
     return True
 
@@ -87,9 +87,11 @@ def _fnmatchcase(name: str, pattern: str) -> bool:
     return fnmatchcase(name, pattern)
 
 
-# a plain path whose components may hold ``*`` and ``?`` (``*.pyc``, ``.env*``, ``build/*.log``):
-# what most .gitignore lines are; ``**``, brackets, escapes and negation go to pathspec
-_SIMPLE_GLOB = re.compile(r"/?[\w.*?-]+(?:/[\w.*?-]+)*/?")
+# a plain path whose components may hold ``*``, ``?`` and a plain bracket class (``*.pyc``, ``.env*``,
+# ``build/*.log``, ``*.py[cod]``): what most .gitignore lines are; ``**``, negated classes
+# (``[!x]``, ``[^x]``), escapes and negation go to pathspec
+_COMPONENT = r"(?:[\w.*?-]|\[[\w.-]+\])+"
+_SIMPLE_GLOB = re.compile(rf"/?{_COMPONENT}(?:/{_COMPONENT})*/?")
 
 
 def _is_simple(pattern: str) -> bool:
