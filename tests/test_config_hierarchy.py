@@ -146,6 +146,24 @@ def test_files_named_from_the_root_use_their_own_config_as_pre_commit_runs_them(
     assert _found(proc) == {name: MONOREPO_EXPECTED[name] for name in names}
 
 
+def test_stdin_is_linted_by_the_config_of_its_stdin_filename(tmp_path: Path) -> None:
+    root = _monorepo(tmp_path)
+    like = {"beta/scripts/new.py": "beta/scripts/job.py", "alpha/svc/new.py": "alpha/svc/app.py", "new.py": "tool.py"}
+    for name, sibling in like.items():
+        proc = run_cli(
+            "check",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            "--stdin-filename",
+            name,
+            "-",
+            cwd=root,
+            stdin=APP.encode(),
+        )
+        assert _found(proc) == {name: MONOREPO_EXPECTED[sibling]}
+
+
 def test_config_and_isolated_apply_to_every_file(tmp_path: Path) -> None:
     root = _monorepo(tmp_path)
     (root / "only301.toml").write_text('select = ["DUP301"]\n')
