@@ -51,6 +51,8 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("DUPGUARD_DEBUG", None)
+    if not env or "FORCE_COLOR" not in env:  # colour is for terminals; a CI's FORCE_COLOR must not reach the reports
+        full_env.pop("FORCE_COLOR", None)
     prefix = unprivileged_prefix() if unprivileged else []
     return subprocess.run(
         [*prefix, sys.executable, "-m", "dupguard", *args],

@@ -1,4 +1,5 @@
-"""Exclude matching: the plain-path fast path (LiteralSpec) agrees with pathspec's gitignore rules."""
+"""Exclude matching: the fast path for plain paths and simple wildcards (LiteralSpec) agrees with pathspec's
+gitignore rules."""
 
 from __future__ import annotations
 
@@ -23,6 +24,22 @@ PATTERNS = [
     "/lead/",
     "a/b/c",
     "a-b_c.d",
+    # simple wildcards within a component: what most .gitignore lines are
+    "*.py",
+    "x.p?",
+    "a*",
+    "*",
+    ".*",
+    "?",
+    "b/*.py",
+    "*/c",
+    "/a*/b",
+    "*.bar/",
+    "*corpus*",
+    "*.py[cod]",
+    "[ab]",
+    "x.[a-z]y",
+    "c[a-b]rpus/",
 ]
 COMPONENTS = [
     "build",
@@ -40,6 +57,8 @@ COMPONENTS = [
     "lead",
     "a-b_c.d",
     ".git",
+    "x.pyc",
+    "cbrpus",
 ]
 PATHS = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(COMPONENTS, repeat=n)]
 
@@ -53,6 +72,9 @@ def test_literal_patterns_match_like_pathspec(pattern: str) -> None:
             assert ours.match_file(candidate) == reference.match_file(candidate), candidate
 
 
-@pytest.mark.parametrize("pattern", ["*.py", "!keep", "# comment", "", "a\\b", "./x", "../x", "a/./b", "a/**/b"])
+@pytest.mark.parametrize(
+    "pattern",
+    ["!keep", "# comment", "", "a\\b", "./x", "../x", "a/./b", "a/**/b", "**/x", "[!a].py", "[^a]", "a b", "x "],
+)
 def test_anything_else_goes_to_pathspec(pattern: str) -> None:
     assert isinstance(_spec(("build", pattern)), pathspec.PathSpec)

@@ -93,3 +93,19 @@ def test_dupguard_hook_on_the_route_file_alone_sees_the_project(tmp_path: Path, 
     out = proc.stdout.decode()
     assert proc.returncode == 1, out + proc.stderr.decode()
     assert "app/routes.py:10:18: DUP101" in out and "bound at module level in app/agent.py:3" in out
+
+
+def test_dupguard_hook_lints_each_file_of_a_monorepo_by_its_own_config(tmp_path: Path, repo_under_test: Path) -> None:
+    """pre-commit runs the hook from the repository root with the changed files named: each is
+    linted under the nearest config above it (docs/configuration.md), not the root's."""
+    bad = (RULES_DIR / "DUP101-shared-agent-singleton" / "bad.py").read_text()
+    target = _target(tmp_path, {})
+    for project, config in (("api", '[tool.dupguard]\nignore = ["DUP101"]\n'), ("worker", "[tool.dupguard]\n")):
+        (target / project).mkdir()
+        (target / project / "pyproject.toml").write_text(config)
+        (target / project / "app.py").write_text(bad)
+    _git("add", "-A", cwd=target)
+    proc = _try_repo(repo_under_test, target, "dupguard", "api/app.py", "worker/app.py")
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "worker/app.py:9:1: DUP101" in out and "api/app.py" not in out.split("Failed")[-1]

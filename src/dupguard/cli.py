@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .config import OUTPUT_FORMATS, ConfigError, parse_table, resolve
+from .config import OUTPUT_FORMATS, ConfigError, parse_table
 
 # report formats that carry each finding's fix (and so need the rules to build it)
 FIX_FORMATS = ("json", "json-lines")
@@ -143,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--exit-zero", action="store_true", help="exit 0 even with findings or files that could not be processed"
     )
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    check.add_argument(
+        "--output-file", "-o", metavar="PATH", help="write the report to this file (stdout stays quiet but for errors)"
+    )
+    check.add_argument("--watch", "-w", action="store_true", help="lint again whenever a file changes (Ctrl-C ends)")
 
     _add_fix_options(check, alias=True)
 
@@ -213,38 +217,103 @@ def _cmd_check(args: argparse.Namespace) -> int:
     other files are still linted); 2 for a usage or configuration error. ``--exit-zero``: 0
     unless 2. ``--fix`` and ``--diff`` are ``dupguard fix``.
     """
+    if args.watch:  # ``check --watch``, ``check --fix --watch``: again after every change
+        return _watch_check(args)
     if args.fix or args.diff:  # ``check --fix`` is ``fix``; ``check --diff`` shows the fixes
         return _cmd_fix(args)
     from . import report
     from .discovery import discover
-    from .pipeline import lint_paths
+    from .hierarchy import Resolver
+    from .pipeline import lint_groups
     from .report.text import file_errors, statistics
 
-    settings = resolve(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
+    # each file is linted under the nearest config above it (hierarchy.py); ``settings``: the run's
+    resolver = Resolver(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
+    settings = resolver.root
     paths = [p for p in args.paths if p != "-"]
     stdin = None
     if "-" in args.paths:
         stdin = (args.stdin_filename or "-", sys.stdin.buffer.read())
-    found = discover(paths, settings) if paths else None
+    found = discover(paths, settings, resolver) if paths else None
     files = found.files if found else []
-    out = sys.stdout
-    fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
-    if fmt in FIX_FORMATS and not args.statistics:
-        settings = settings._replace(with_fixes=True)
-    # ``check .`` from the project root: the files are the project index's tree as well
-    root = os.path.abspath(settings.root)
-    tree = files if any(os.path.abspath(p) == root for p in paths) else None
-    result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin, tree=tree)
+    terminal = not args.output_file and sys.stdout.isatty()
+    fmt = args.output_format or settings.output_format or ("full" if terminal else "concise")
+    result = lint_groups(
+        resolver,
+        paths,
+        files,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        stdin=stdin,
+        with_fixes=fmt in FIX_FORMATS and not args.statistics,
+    )
     errors = (found.errors if found else []) + result.errors
     file_errors(errors, sys.stderr)
-    if args.statistics:
-        statistics(result.diagnostics, out)
-    elif args.quiet and _text_format(fmt):
-        for d in result.diagnostics:
-            out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
-    else:  # the text formats end with report.text.summary
-        report.get(fmt)(result.diagnostics, errors, out)
+    # opened once the files are read: ``-o`` naming one of them must not empty it first
+    out = _open_output(args.output_file) if args.output_file else sys.stdout
+    try:
+        if fmt in ("full", "concise") and not args.output_file and not args.statistics:
+            from .colour import ColourWriter, wanted
+
+            if wanted(out):
+                out = ColourWriter(out)
+        if args.statistics:
+            statistics(result.diagnostics, out)
+        elif args.quiet and _text_format(fmt):
+            for d in result.diagnostics:
+                out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
+        else:  # the text formats end with report.text.summary
+            report.get(fmt)(result.diagnostics, errors, out)
+    finally:
+        out.flush()
+        if args.output_file:
+            out.close()
     return _exit_code(bool(result.diagnostics or errors), args.exit_zero)
+
+
+def _open_output(path: str) -> Any:
+    """``--output-file``: the report's file (its directory made if missing, as ruff does); a
+    path that cannot be written is a usage error (exit 2)."""
+    try:
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--output-file: {path}: {exc.strerror or exc}") from None
+
+
+def _watch_check(args: argparse.Namespace) -> int:
+    """``check --watch`` (watch.py): the same check again after every change. A configuration
+    error stops the first run (exit 2) and, later, is printed while the watch goes on."""
+    import copy
+    from pathlib import Path
+
+    from .config import find_config
+    from .watch import watch
+
+    if "-" in args.paths:
+        raise ConfigError("--watch: cannot watch stdin ('-'); name files or directories")
+    once = copy.copy(args)
+    once.watch = False
+    first = True
+
+    def run() -> list[str]:
+        nonlocal first
+        try:
+            _cmd_check(once)
+        except ConfigError as exc:
+            if first:
+                raise
+            print(f"dupguard: error: {exc}", file=sys.stderr, flush=True)
+        first = False
+        sys.stdout.flush()
+        configs = {
+            find_config(Path(os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or "."))) for p in args.paths
+        }
+        return sorted(str(c) for c in configs if c is not None)
+
+    return watch(run, list(args.paths))
 
 
 def _cmd_fix(args: argparse.Namespace) -> int:
@@ -260,7 +329,8 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     unless 2.
     """
     from .discovery import discover
-    from .fixer import fix_paths, unified_diff
+    from .fixer import RunResult, fix_paths, unified_diff
+    from .hierarchy import Resolver, groups_of
     from .report.text import file_errors, summary, with_notes
 
     table: dict[str, Any] = {
@@ -269,18 +339,30 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     if args.unsafe_fixes is not None:
         table["unsafe-fixes"] = args.unsafe_fixes
     overrides = {**_overrides(args), **parse_table(table, source="command line")}
-    settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
+    resolver = Resolver(config_path=args.config, isolated=args.isolated, overrides=overrides)
+    settings = resolver.root
     paths = [p for p in args.paths if p != "-"]
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
     fmt = getattr(args, "output_format", None) or settings.output_format or "concise"
-    out, err = sys.stdout, sys.stderr
-    found = discover(paths, settings) if paths else None
+    output_file = getattr(args, "output_file", None)  # ``check --fix --output-file``
+    err = sys.stderr
+    found = discover(paths, settings, resolver) if paths else None
     files = found.files if found else []
-    result = fix_paths(
-        files, settings, unsafe=settings.unsafe_fixes, write=not args.diff, stdin=stdin, jobs_wanted=args.jobs
-    )
+    result = RunResult()
+    for group_settings, group, source in groups_of(resolver, files, stdin):  # each file under its own config
+        done = fix_paths(
+            group,
+            group_settings,
+            unsafe=group_settings.unsafe_fixes,
+            write=not args.diff,
+            stdin=source,
+            jobs_wanted=args.jobs,
+        )
+        result.files.extend(done.files)
+        result.errors.extend(done.errors)
     errors = (found.errors if found else []) + result.errors
     file_errors(errors, err)
+    out = _open_output(output_file) if output_file else sys.stdout  # once the files are read
     info = out
     if args.diff:  # stdout is only the patch
         info = err
@@ -317,6 +399,8 @@ def _cmd_fix(args: argparse.Namespace) -> int:
 
         report.get(fmt)(remaining, errors, info)
     failed = result.changed if args.diff else bool(remaining)
+    if output_file:
+        out.close()
     return _exit_code(failed or bool(errors), args.exit_zero)
 
 

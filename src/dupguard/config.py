@@ -144,7 +144,11 @@ _BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "check-test-
 _STR_KEYS = ("cache-dir",)
 _PATTERN_KEYS = ("exclude", "extend-exclude")
 ALL_KEYS = (
-    _CODE_LIST_KEYS + _STR_LIST_KEYS + _BOOL_KEYS + _STR_KEYS + ("per-file-ignores", "output-format", "max-file-size")
+    _CODE_LIST_KEYS
+    + _STR_LIST_KEYS
+    + _BOOL_KEYS
+    + _STR_KEYS
+    + ("per-file-ignores", "output-format", "max-file-size", "extend")
 )
 
 # a gitignore pattern that is a plain path: no wildcard, escape, negation or comment
@@ -283,6 +287,10 @@ def parse_table(table: dict[str, Any], *, source: str) -> dict[str, Any]:
                 out[attr] = value
             elif key == "per-file-ignores":
                 out[attr] = _check_per_file_ignores(key, value)
+            elif key == "extend" and source != "command line":
+                if not isinstance(value, str) or not value or "\0" in value:
+                    raise ConfigError(f'{key}: expected the path of another config file such as "../pyproject.toml"')
+                out[attr] = value
             else:
                 raise ConfigError(f"unknown key {key!r}; allowed keys: {', '.join(sorted(ALL_KEYS))}")
         except ConfigError as exc:
@@ -293,15 +301,30 @@ def parse_table(table: dict[str, Any], *, source: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- discovery
 
 
+# in one directory, the first of these that exists wins (ruff: .ruff.toml, ruff.toml, pyproject.toml);
+# a pyproject.toml counts only with a [tool.dupguard] table
+CONFIG_NAMES = (".dupguard.toml", "dupguard.toml", "pyproject.toml")
+
+
+def config_in(directory: Path) -> Path | None:
+    """The config file of ``directory`` itself, if it has one (see ``CONFIG_NAMES``)."""
+    for name in CONFIG_NAMES:
+        candidate = directory / name
+        try:
+            found = candidate.is_file()
+        except OSError:  # a directory this user may not search: no config to be had there
+            found = False
+        if found and (name != "pyproject.toml" or _has_table(candidate)):
+            return candidate
+    return None
+
+
 def find_config(start: Path) -> Path | None:
-    """The nearest ``dupguard.toml`` or ``pyproject.toml`` with a ``[tool.dupguard]`` table."""
+    """The nearest config file at or above ``start`` (``config_in`` of each directory upward)."""
     for directory in (start, *start.parents):
-        candidate = directory / "dupguard.toml"
-        if candidate.is_file():
-            return candidate
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _has_table(candidate):
-            return candidate
+        found = config_in(directory)
+        if found is not None:
+            return found
     return None
 
 
@@ -341,6 +364,155 @@ def load_file(path: Path) -> dict[str, Any]:
     return values
 
 
+# ----------------------------------------------------------------------------- extend
+
+# lists that an extending file adds to rather than replaces (ruff joins its ``extend-*`` lists too)
+_JOINED = (
+    "extend_exclude",
+    "extend_stateful_agents",
+    "extend_stateless",
+    "extend_memory_classes",
+    "extend_handler_decorators",
+    "extend_idempotency_guards",
+)
+
+
+def load_chain(path: Path) -> dict[str, Any]:
+    """Settings values of ``path`` and of every file it ``extend``s, merged (ruff's ``extend``).
+
+    ``extend`` is relative to the directory of the file that says it (``~`` and environment
+    variables are expanded). Paths and patterns of an extended file (``src``, ``cache-dir``,
+    anchored ``exclude`` patterns, ``per-file-ignores`` globs with a ``/``) keep meaning what
+    they meant in that file's directory, as in ruff: they are rebased onto the directory of
+    ``path``, the project root. A loop is a ``ConfigError`` naming the file and the chain.
+    """
+    import os
+
+    chain: list[tuple[Path, dict[str, Any]]] = []
+    seen: set[str] = set()
+    current = Path(os.path.abspath(path))
+    while True:
+        real = os.path.realpath(current)
+        if real in seen:
+            names = " extends ".join([*(str(file) for file, _ in chain), str(current)])
+            raise ConfigError(f"{chain[-1][0]}: [tool.dupguard] extend: circular configuration: {names}")
+        seen.add(real)
+        if chain and not current.is_file():
+            raise ConfigError(f"{chain[-1][0]}: [tool.dupguard] extend: {current}: no such file")
+        values = load_file(current)
+        target = values.pop("extend", None)
+        chain.append((current, values))
+        if target is None:
+            break
+        target = os.path.expandvars(os.path.expanduser(target))
+        current = Path(os.path.normpath(os.path.join(current.parent, target)))
+    root = os.path.realpath(chain[0][0].parent)
+    merged: dict[str, Any] = {}
+    for file, values in reversed(chain):
+        merged = _merge(merged, _rebase(values, os.path.realpath(file.parent), root))
+    return merged
+
+
+def _merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """``child`` (the extending file) over ``base``. A key it sets replaces the base's, except the
+    ``extend-*`` lists, which are joined. Rule selection reads as ruff's: without a ``select`` of
+    its own the child adds its ``extend-select`` and ``ignore`` to the base's; with one, it starts
+    afresh (the base's ``extend-select`` and ``ignore`` no longer apply)."""
+    out = dict(base)
+    if "select" in child:
+        out.pop("extend_select", None)
+        out.pop("ignore", None)
+    for key, value in child.items():
+        joined = key in _JOINED or (key in ("extend_select", "ignore") and "select" not in child)
+        out[key] = tuple(base.get(key, ())) + tuple(value) if joined else value
+    return out
+
+
+def _posix_rel(path: str, start: str) -> str:
+    import os
+
+    return os.path.relpath(path, start).replace(os.sep, "/")
+
+
+def _rebase(values: dict[str, Any], directory: str, root: str) -> dict[str, Any]:
+    """The values of a config file in ``directory``, with their relative paths made relative to ``root``."""
+    if directory == root:
+        return values
+    import os
+
+    out = dict(values)
+    for key in ("src", "cache_dir"):
+        if key in out:
+            items = (out[key],) if key == "cache_dir" else out[key]
+            rebased = tuple(_posix_rel(os.path.normpath(os.path.join(directory, item)), root) for item in items)
+            out[key] = rebased[0] if key == "cache_dir" else rebased
+    for key in ("exclude", "extend_exclude"):
+        if key in out:
+            out[key] = tuple(p for p in (_rebase_pattern(p, directory, root) for p in out[key]) if p is not None)
+    if "per_file_ignores" in out:
+        out["per_file_ignores"] = tuple(
+            (_anchor_glob(glob, directory), codes) for glob, codes in out["per_file_ignores"]
+        )
+    return out
+
+
+def _glob_escape(path: str) -> str:
+    """``path`` as an fnmatch glob matching itself (``[``, ``*``, ``?`` bracketed)."""
+    import re
+
+    return re.sub(r"([*?\[])", r"[\1]", path)
+
+
+def _gitignore_escape(path: str) -> str:
+    """``path`` as a gitignore pattern part matching itself (wildcards backslash-escaped)."""
+    import re
+
+    return re.sub(r"([*?\[\\])", r"\\\1", path)
+
+
+def _rebase_pattern(pattern: str, directory: str, root: str) -> str | None:
+    """A gitignore pattern of a file in ``directory``, for a project rooted at ``root``; None when
+    it can match nothing under ``root``. Unanchored patterns (no inner ``/``) mean the same anywhere."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if "/" not in body.rstrip("/") or body.startswith("**/"):
+        return pattern
+    rel = body.lstrip("/")
+    down = _posix_rel(directory, root)  # the directory below the root: anchor the pattern there
+    if down == ".":
+        return pattern
+    if not down.startswith(".."):
+        rebased = f"/{_gitignore_escape(down)}/{rel}"
+    else:
+        up = _posix_rel(root, directory)  # the root below the directory: strip its path
+        if up.startswith(".."):
+            return None  # neither contains the other
+        if rel.startswith(up + "/"):
+            rebased = "/" + rel[len(up) + 1 :]
+        elif any(c in rel.split("/")[0] for c in "*?["):
+            rebased = "/" + rel  # a wildcard where the root's path is: kept relative to the root
+        else:
+            return None
+    return ("!" if negated else "") + rebased
+
+
+def _anchor_glob(glob: str, directory: str) -> str:
+    """A ``per-file-ignores`` glob of a file in ``directory``: a glob with a ``/`` is anchored
+    there (made absolute); a bare name (``__init__.py``, ``*_test.py``) means the same anywhere."""
+    if "/" not in glob.rstrip("/"):
+        return glob
+    return _glob_escape(directory) + "/" + glob.lstrip("/")
+
+
+def settings_for_file(path: Path, overrides: dict[str, Any] | None = None) -> Settings:
+    """The settings of one config file (and what it extends), with command-line ``overrides``."""
+    values = load_chain(path)
+    settings = Settings(root=str(path.resolve().parent), config_file=str(path), **values)
+    if overrides:
+        settings = settings._replace(**{k: v for k, v in overrides.items() if v is not None})
+    return settings
+
+
 def resolve(
     *,
     cwd: Path | None = None,
@@ -358,7 +530,7 @@ def resolve(
         if config_path and not Path(config_path).is_file():
             raise ConfigError(f"--config: {config_path}: no such file")
         if path is not None:
-            values = load_file(path)
+            values = load_chain(path)
             root = path.resolve().parent
             config_file = str(path)
     settings = Settings(root=str(root), config_file=config_file, **values)

@@ -19,8 +19,8 @@ would hide it again. tests/test_flake8.py checks all of this with real flake8 pr
 Cross-module facts (the project index, ``dupguard.project``): flake8 hands the plugin one file,
 but the plugin knows what ``dupguard check`` knows about the names that file imports from the
 project's other modules, because it builds the same index, once per flake8 process, from the
-whole tree under the project root (the directory of the ``[tool.dupguard]`` file, or the current
-directory), reusing ``.dupguard_cache`` when it is writable. What it cannot know: modules outside
+whole tree under the project root (the directory of the file's nearest ``[tool.dupguard]`` config, or
+the current directory), reusing ``.dupguard_cache`` when it is writable. What it cannot know: modules outside
 that root (a file flake8 checks elsewhere is linted on its own), and the state of a file that an
 editor has changed but not saved (the index reads the files on disk; the file being linted is
 read from what flake8 passes).
@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .config import ConfigError, Settings, resolve
+from .config import ConfigError, Settings
+from .hierarchy import Resolver
 
 if TYPE_CHECKING:
     from .project import ProjectLink
@@ -50,7 +51,7 @@ class DupguardConfigError(Exception):
         return f"dupguard configuration error: {self}"
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=32)
 def _project(settings: Settings) -> ProjectLink:
     """The project index for this process's runs under ``settings`` (built on first need)."""
     from .pipeline import _open_cache, project_link
@@ -63,9 +64,18 @@ def _project(settings: Settings) -> ProjectLink:
 
 
 @lru_cache(maxsize=4)
-def _settings(cwd: str) -> Settings:
+def _resolver(cwd: str) -> Resolver:
     try:
-        return resolve(cwd=Path(cwd))
+        return Resolver(cwd=Path(cwd))
+    except ConfigError as exc:
+        raise DupguardConfigError(str(exc)) from None
+
+
+def _settings(cwd: str, filename: str) -> Settings:
+    """The settings ``filename`` is linted under: the nearest config above it, as for ``dupguard
+    check`` (hierarchy.py); looked up once per directory per flake8 process."""
+    try:
+        return _resolver(cwd).for_file(Path(cwd) / filename)
     except ConfigError as exc:
         raise DupguardConfigError(str(exc)) from None
 
@@ -88,7 +98,7 @@ class Plugin:
         self.filename = filename
         # here rather than in ``run``: flake8 turns an exception from the constructor into one
         # clear message and a failed run (one from ``run`` would be a bare traceback)
-        self.settings = _settings(str(Path.cwd()))
+        self.settings = _settings(str(Path.cwd()), filename)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         from .pipeline import codes_for_file, lint_text

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
     from .cache import Cache
     from .fixes import FixContext
+    from .hierarchy import Resolver
     from .project import ProjectFacts, ProjectLink
     from .rules.registry import Finding
     from .semantic.model import Model
@@ -180,8 +181,13 @@ def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> froz
         return codes
     rel = rel if rel is not None else Path(path).as_posix()
     ignored: list[str] = []
+    absolute: str | None = None
     for pattern, prefixes in settings.per_file_ignores:
-        if fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
+        if pattern.startswith("/"):  # from a file this config extends: anchored where that file is
+            absolute = absolute or Path(path).resolve().as_posix()
+            if fnmatch(absolute, pattern) or absolute.startswith(pattern.rstrip("/") + "/"):
+                ignored.extend(prefixes)
+        elif fnmatch(rel, pattern) or fnmatch(Path(path).name, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
             ignored.extend(prefixes)
     return frozenset(c for c in codes if not code_matches(c, ignored))
 
@@ -858,4 +864,35 @@ def lint_paths(
         if source.value:
             result.diagnostics.extend(source.value)
     result.diagnostics.sort()
+    return result
+
+
+def lint_groups(
+    resolver: Resolver,
+    paths: list[str],
+    files: list[Path],
+    *,
+    jobs: int | None,
+    use_cache: bool,
+    stdin: tuple[str, bytes] | None,
+    with_fixes: bool,
+) -> Result:
+    """``check`` over files that may use different settings: one pipeline run per settings
+    (each with its own cache file and project index, keyed by those settings), the results
+    joined and sorted as one run's. ``paths``: as given on the command line."""
+    from .hierarchy import groups_of
+
+    groups = groups_of(resolver, files, stdin)
+    result = Result()
+    for settings, group, source in groups:
+        if with_fixes:
+            settings = settings._replace(with_fixes=True)
+        # ``check .`` from the project root: the files are the project index's tree as well
+        root = os.path.abspath(settings.root)
+        whole = len(groups) == 1 and any(os.path.abspath(p) == root for p in paths)
+        done = lint_paths(group, settings, jobs=jobs, use_cache=use_cache, stdin=source, tree=group if whole else None)
+        result.diagnostics.extend(done.diagnostics)
+        result.errors.extend(done.errors)
+    if len(groups) > 1:
+        result.diagnostics.sort()
     return result

@@ -1382,7 +1382,16 @@ class ProjectLink:
         import hashlib
 
         s = self.settings
-        what = (self.extra, tuple(s.src), s.extend_stateful_agents, s.extend_stateless, s.extend_memory_classes)
+        # the root too: the projects of a monorepo share the run's cache directory (hierarchy.py),
+        # and an entry is found by its path under the root
+        what = (
+            self.root,
+            self.extra,
+            tuple(s.src),
+            s.extend_stateful_agents,
+            s.extend_stateless,
+            s.extend_memory_classes,
+        )
         return hashlib.blake2b(repr(what).encode(), digest_size=6).hexdigest()
 
     def _load_snapshot(self) -> dict[str, Any] | None:
