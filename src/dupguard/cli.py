@@ -20,9 +20,9 @@ from . import __version__
 from .config import OUTPUT_FORMATS, ConfigError, parse_table, resolve
 
 # report formats that carry each finding's fix (and so need the rules to build it)
-FIX_FORMATS = ("json", "json-lines")
+FIX_FORMATS = ("json", "json-lines", "sarif")
 # report formats for tools: no summary line, nothing but the document on the stream
-MACHINE_FORMATS = ("json", "json-lines", "sarif", "github")
+MACHINE_FORMATS = ("json", "json-lines", "sarif", "github", "gitlab")
 
 
 def _codes(value: str) -> list[str]:
@@ -240,10 +240,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.statistics:
         statistics(result.diagnostics, out)
     elif args.quiet and _text_format(fmt):
-        for d in result.diagnostics:
+        for d in report.findings(result.diagnostics, errors):
             out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
     else:  # the text formats end with report.text.summary
-        report.get(fmt)(result.diagnostics, errors, out)
+        report.get(fmt)(result.diagnostics, errors, out, settings)
     return _exit_code(bool(result.diagnostics or errors), args.exit_zero)
 
 
@@ -306,7 +306,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     remaining = result.remaining
     if _text_format(fmt):
         notes = {} if args.quiet else {(d.filename, d.row, d.column, d.code): why for d, why in result.skipped}
-        with_notes(remaining, notes, info)
+        with_notes(remaining, notes, info, errors)
         if not args.quiet:
             line = summary(
                 len(remaining), len(errors), fixed=len(applied), diff=args.diff, unsafe_hidden=result.unsafe_hidden
@@ -315,7 +315,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     elif not args.diff:  # a machine report; with --diff there is no stream for it
         from . import report
 
-        report.get(fmt)(remaining, errors, info)
+        report.get(fmt)(remaining, errors, info, settings)
     failed = result.changed if args.diff else bool(remaining)
     return _exit_code(failed or bool(errors), args.exit_zero)
 
