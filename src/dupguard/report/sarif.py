@@ -1,10 +1,11 @@
 """SARIF 2.1.0 for code-scanning upload, with every rule's metadata in ``tool.driver.rules``.
 
-Locations are relative to the working directory, the ``%SRCROOT%`` base (SARIF §3.4.4, a
-``uriBaseId`` whose absolute ``file://`` URI, ending in ``/``, is in ``originalUriBaseIds``):
-code scanning resolves them against the checkout, and the log does not depend on where that
-checkout was. Each path is percent-encoded (RFC 3986: a space is ``%20``, ``#`` ``%23``); a file
-outside that directory gets its absolute ``file://`` URI. Columns count code points
+Locations are relative to the ``%SRCROOT%`` base (SARIF §3.4.4, a ``uriBaseId`` whose absolute
+``file://`` URI, ending in ``/``, is in ``originalUriBaseIds``): the checkout in a GitHub job
+(``$GITHUB_WORKSPACE``, which code scanning resolves relative paths against, whatever the
+step's working directory), else the working directory; the log does not depend on where the
+checkout was. Each path is percent-encoded (RFC 3986: a space is ``%20``, ``#`` ``%23``); a
+file outside that directory gets its absolute ``file://`` URI. Columns count code points
 (``columnKind``), as libcst does. A file that could not be processed is a result under DUP000
 or DUP001 (report.findings) and a tool execution notification, and the run is then not
 ``executionSuccessful``. Each finding whose fix the report carries (``check
@@ -143,7 +144,7 @@ def _result(d: Diagnostic, index: dict[str, int], where: Locations) -> dict[str,
 def sarif(
     diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None
 ) -> None:
-    where = Locations(os.curdir)
+    where = Locations(os.environ.get("GITHUB_WORKSPACE") or os.curdir)
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     notifications = [
