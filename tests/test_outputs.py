@@ -248,6 +248,17 @@ def test_the_reserved_codes_cannot_be_selected_away(tmp_path: Path, flag: str) -
     assert proc.returncode == 1 and " DUP001 syntax error: " in proc.stdout.decode()
 
 
+def test_the_reserved_codes_are_explained_where_the_report_points(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("from strands import Agent\ndef broken(:\n")
+    full = run_cli("check", "--no-cache", "--isolated", "--output-format", "full", "app.py", cwd=tmp_path)
+    assert "= no rule could check this file; see `dupguard rule DUP001` (invalid-syntax)" in full.stdout.decode()
+    for code, name in (("DUP000", "file-not-processed"), ("dup001", "invalid-syntax")):
+        proc = run_cli("rule", code)
+        assert proc.returncode == 0 and proc.stdout.decode().startswith(f"# {name} ({code.upper()})")
+        assert "docs/ci.md#files-that-could-not-be-checked" in proc.stdout.decode()
+    assert run_cli("rule", "DUP002").returncode == 2
+
+
 def test_a_noqa_comment_does_not_hide_a_syntax_error(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("from strands import Agent\ndef broken(:  # noqa: DUP001\n")
     proc = run_cli("check", "--no-cache", "--isolated", "app.py", cwd=tmp_path)

@@ -321,9 +321,18 @@ def _cmd_fix(args: argparse.Namespace) -> int:
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:
+    from .diagnostics import RESERVED_CODES
     from .rulemeta import all_rules
 
     meta = all_rules().get(args.code.upper())
+    if meta is None and args.code.upper() in RESERVED_CODES:  # not a rule: a file that was not checked
+        from .report import RESERVED_SUMMARIES, RESERVED_URL
+
+        code = args.code.upper()
+        sys.stdout.write(
+            f"# {RESERVED_CODES[code]} ({code})\n\nFix: none\n\n{RESERVED_SUMMARIES[code]}\n{RESERVED_URL}\n"
+        )
+        return 0
     if meta is None:
         print(f"dupguard: error: unknown rule {args.code!r}; see `dupguard rules`", file=sys.stderr)
         return 2

@@ -30,8 +30,12 @@ REPORTERS = {
     "gitlab": ("gitlab", "gitlab"),
 }
 
-# where the reserved codes are explained (the rules' pages are rulemeta.DOCS_URL)
+# where the reserved codes are explained (the rules' pages are rulemeta.DOCS_URL), and in brief
 RESERVED_URL = "https://github.com/dupguard/dupguard/blob/main/docs/ci.md#files-that-could-not-be-checked"
+RESERVED_SUMMARIES = {
+    "DUP000": "A file or path that could not be read, decoded, analysed or written: no rule checked it.",
+    "DUP001": "A file that does not parse as Python: no rule checked it.",
+}
 
 
 def get(name: str) -> Reporter:

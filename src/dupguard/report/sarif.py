@@ -24,19 +24,13 @@ from urllib.parse import quote
 from .. import __version__
 from ..diagnostics import RESERVED_CODES, Diagnostic, FileError
 from ..rulemeta import all_rules
-from . import RESERVED_URL, findings
+from . import RESERVED_SUMMARIES, RESERVED_URL, findings
 
 if TYPE_CHECKING:
     from ..config import Settings
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-
-# what the reserved codes say in ``tool.driver.rules`` (docs/ci.md, "Files that could not be checked")
-_RESERVED_RULES = {
-    "DUP000": "A file or path that could not be read, decoded, analysed or written: no rule checked it.",
-    "DUP001": "A file that does not parse as Python: no rule checked it.",
-}
 
 
 def _first_paragraph(doc: str, heading: str) -> str:
@@ -92,7 +86,7 @@ def _rules() -> list[dict[str, Any]]:
             }
         )
     for code, name in RESERVED_CODES.items():
-        text = _RESERVED_RULES[code]
+        text = RESERVED_SUMMARIES[code]
         rules.append(
             {
                 "id": code,

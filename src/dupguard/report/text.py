@@ -127,10 +127,6 @@ def _summary(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO
             out.write(line + "\n")
 
 
-# what ``full`` says under a file that could not be processed, in place of a rule's hint
-_NOT_CHECKED_HINT = "no rule could check this file; see docs/ci.md (files that could not be checked)"
-
-
 def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None) -> None:
     metas = all_rules()
     marks = FixMarks(settings)
@@ -140,7 +136,7 @@ def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, se
         if d.code in RESERVED_CODES:
             if d.code != NOT_PROCESSED:  # a file that could not be read is not read again for a frame
                 _frame(d, lines_by_file.setdefault(d.filename, _read_lines(d.filename)), out)
-            out.write(f"  = {_NOT_CHECKED_HINT}\n\n")
+            out.write(f"  = no rule could check this file; see `dupguard rule {d.code}` ({RESERVED_CODES[d.code]})\n\n")
             continue
         _frame(d, lines_by_file.setdefault(d.filename, _read_lines(d.filename)), out)
         meta = metas.get(d.code)
