@@ -195,6 +195,17 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return parse_table(table, source="command line")
 
 
+def _fix_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``--fixable``, ``--unfixable`` and ``--(no-)unsafe-fixes`` as settings (``fix`` applies them,
+    ``check`` marks what they allow)."""
+    table: dict[str, Any] = {
+        key: getattr(args, key) for key in ("fixable", "unfixable") if getattr(args, key, None) is not None
+    }
+    if getattr(args, "unsafe_fixes", None) is not None:
+        table["unsafe-fixes"] = args.unsafe_fixes
+    return parse_table(table, source="command line")
+
+
 def _exit_code(failed: bool, exit_zero: bool) -> int:
     """The one exit-code policy of ``check`` and ``fix`` (usage and configuration errors,
     exit 2, never get here): 1 when ``failed``, else 0; ``--exit-zero`` makes it 0."""
@@ -220,7 +231,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import lint_paths
     from .report.text import file_errors, statistics
 
-    settings = resolve(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
+    # the fix options say which findings ``dupguard fix`` would fix: the report marks them [*]
+    overrides = {**_overrides(args), **_fix_overrides(args)}
+    settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
     paths = [p for p in args.paths if p != "-"]
     stdin = None
     if "-" in args.paths:
@@ -263,12 +276,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     from .fixer import fix_paths, unified_diff
     from .report.text import file_errors, summary, with_notes
 
-    table: dict[str, Any] = {
-        key: getattr(args, key) for key in ("fixable", "unfixable") if getattr(args, key, None) is not None
-    }
-    if args.unsafe_fixes is not None:
-        table["unsafe-fixes"] = args.unsafe_fixes
-    overrides = {**_overrides(args), **parse_table(table, source="command line")}
+    overrides = {**_overrides(args), **_fix_overrides(args)}
     settings = resolve(config_path=args.config, isolated=args.isolated, overrides=overrides)
     paths = [p for p in args.paths if p != "-"]
     stdin = (args.stdin_filename or "-", sys.stdin.buffer.read()) if "-" in args.paths else None
