@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dupguard.diagnostics import RESERVED_CODES
 from dupguard.rulemeta import rule_codes
 
 if sys.version_info >= (3, 11):
@@ -153,8 +154,8 @@ def normalize_findings(raw: Any, corpus_dir: Path, base_dir: Path | None = None)
     keys: list[Key] = []
     for item in raw:
         code = item.get("code") if isinstance(item, Mapping) else None
-        if not isinstance(code, str) or not CODE_RE.match(code):
-            continue
+        if not isinstance(code, str) or not CODE_RE.match(code) or code in RESERVED_CODES:
+            continue  # DUP000/DUP001: a file that could not be checked, not a rule's finding
         path = Path(item["filename"])
         if not path.is_absolute():
             path = (base_dir or Path.cwd()) / path
