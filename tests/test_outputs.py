@@ -606,6 +606,10 @@ def test_action_yml_is_a_valid_composite_action() -> None:
     for output in action["outputs"].values():
         for expr in EXPRESSION.findall(output["value"]):
             assert re.fullmatch(r"steps\.([\w-]+)\.outputs\.[\w-]+", expr) and expr.split(".")[1] in step_ids
+    # what the install step takes from the action's own checkout is there
+    install = next(s for s in action["runs"]["steps"] if s["name"] == "Install dupguard")
+    local = re.findall(r'"\$DUPGUARD_ACTION_PATH(/[^"]*)?"', install["run"])
+    assert local and all((ROOT / part.lstrip("/") / "pyproject.toml").is_file() for part in local)
     uploads = [s for s in action["runs"]["steps"] if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
     assert len(uploads) == 1 and "inputs.upload-sarif" in uploads[0]["if"]
     assert "inputs.sarif-file" in uploads[0]["with"]["sarif_file"]
@@ -655,7 +659,9 @@ def test_the_actions_steps_write_sarif_annotate_and_fail_on_findings(tmp_path: P
     (project / "service").mkdir(parents=True)
     (project / "service" / "app.py").write_text(SHARED_AGENT if case != "clean" else "print('hello')\n")
     (project / "service" / "tools.py").write_text("import os\n")
-    inputs = {"working-directory": "service", "paths": "app.py tools.py", "args": "--no-cache --isolated"}
+    # a user's --output-format in args does not replace the SARIF log
+    inputs = {"working-directory": "service", "paths": "app.py tools.py", "args": "--no-cache --isolated -q"}
+    inputs["args"] += " --output-format concise"
     if case == "config error":
         inputs["args"] = "--no-cache --isolated --select NOPE"
     if case == "no failing":
