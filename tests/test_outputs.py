@@ -235,6 +235,13 @@ def test_a_syntax_error_alone_fails_the_run_in_every_format(tmp_path: Path, fmt:
         assert zero.stdout == proc.stdout
 
 
+def test_quiet_lists_them_too(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("from strands import Agent\ndef broken(:\n")
+    proc = run_cli("check", "--no-cache", "--isolated", "--quiet", "app.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert re.fullmatch(r"app\.py:2:\d+: DUP001 syntax error: .+\n", proc.stdout.decode())
+
+
 def test_fix_lists_the_files_it_could_not_fix_like_check(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("from strands import Agent\ndef broken(:\n")
     fixed = run_cli("fix", "--isolated", "app.py", cwd=tmp_path)
