@@ -65,7 +65,7 @@ class Locations:
         return {"uri": quote(Path(relative).as_posix(), safe="/"), "uriBaseId": SRCROOT}
 
 
-def _region(row: int, column: int, end_row: int, end_column: int) -> dict[str, int]:
+def _span(row: int, column: int, end_row: int, end_column: int) -> dict[str, int]:
     return {"startLine": row, "startColumn": column + 1, "endLine": end_row, "endColumn": end_column + 1}
 
 
@@ -113,7 +113,7 @@ def _result(d: Diagnostic, index: dict[str, int], where: Locations) -> dict[str,
             {
                 "physicalLocation": {
                     "artifactLocation": artifact,
-                    "region": _region(d.row, d.column, d.end_row or d.row, d.end_column if d.end_row else d.column),
+                    "region": _span(d.row, d.column, d.end_row or d.row, d.end_column if d.end_row else d.column),
                 }
             }
         ],
@@ -121,7 +121,7 @@ def _result(d: Diagnostic, index: dict[str, int], where: Locations) -> dict[str,
     if d.fix is not None and d.fix.edits:
         replacements = [
             {
-                "deletedRegion": _region(e.row, e.column, e.end_row, e.end_column),
+                "deletedRegion": _span(e.row, e.column, e.end_row, e.end_column),
                 "insertedContent": {"text": e.content},
             }
             for e in d.fix.edits
