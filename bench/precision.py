@@ -51,6 +51,8 @@ else:  # pragma: no cover - exercised only on 3.10
 #: (``dupguard.rulemeta``, generated from the ``@rule`` declarations).
 RULES = rule_codes()
 CODE_RE = re.compile(r"^DUP\d{3}$")
+# files dupguard could not check, reported under these codes (dupguard.diagnostics.RESERVED_CODES)
+RESERVED_CODES = ("DUP000", "DUP001")
 SPLITS = ("dev", "holdout")
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 
@@ -153,8 +155,8 @@ def normalize_findings(raw: Any, corpus_dir: Path, base_dir: Path | None = None)
     keys: list[Key] = []
     for item in raw:
         code = item.get("code") if isinstance(item, Mapping) else None
-        if not isinstance(code, str) or not CODE_RE.match(code):
-            continue
+        if not isinstance(code, str) or not CODE_RE.match(code) or code in RESERVED_CODES:
+            continue  # DUP000/DUP001: a file that could not be checked, not a rule's finding
         path = Path(item["filename"])
         if not path.is_absolute():
             path = (base_dir or Path.cwd()) / path

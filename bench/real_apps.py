@@ -74,6 +74,8 @@ DEFAULT_MD = ROOT / "bench" / "real-apps.md"
 DEFAULT_MIRRORS = Path("/work/.mirror")
 SPLITS = ("dev", "holdout")
 DUP_CODE = re.compile(r"^DUP\d{3}$")
+# files dupguard could not check, reported under these codes (dupguard.diagnostics.RESERVED_CODES)
+RESERVED_CODES = ("DUP000", "DUP001")
 NEW_CODE = re.compile(r"^NEW-[a-z0-9-]+$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>[1-9]\d*)$")
@@ -497,6 +499,8 @@ def _findings(raw: Any, root: Path) -> list[Finding]:
         raise TypeError(f"expected a JSON list of findings, got {type(raw).__name__}")
     out = []
     for item in raw:
+        if item["code"] in RESERVED_CODES:  # a file that could not be checked (stderr names it), not a finding
+            continue
         path = Path(item["filename"])
         if path.is_absolute():
             path = path.resolve().relative_to(root)

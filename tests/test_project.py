@@ -819,8 +819,12 @@ def test_bad_projects_never_crash_the_index(tmp_path: Path) -> None:
     (tmp_path / "app" / "binary.py").write_bytes(b"\x00\xff\xfe import app.agent\n")
     proc = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
-    found = [(Path(d["filename"]).name, d["message"].split("`")[1]) for d in json.loads(proc.stdout)]
+    report = json.loads(proc.stdout)
+    found = [(Path(d["filename"]).name, d["message"].split("`")[1]) for d in report if d["code"] >= "DUP1"]
     assert found == [("routes.py", "direct")]
+    # the files that could not be checked are in the report too (DUP000/DUP001: docs/ci.md)
+    not_checked = {(Path(d["filename"]).name, d["code"]) for d in report if d["code"] < "DUP1"}
+    assert not_checked == {("broken.py", "DUP001"), ("binary.py", "DUP000"), ("deep.py", "DUP000")}
     errors = proc.stderr.decode()
     assert "app/broken.py: syntax error" in errors and "app/binary.py: cannot decode" in errors
     assert "app/deep.py: too deeply nested to parse" in errors

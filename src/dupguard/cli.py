@@ -20,9 +20,9 @@ from . import __version__
 from .config import OUTPUT_FORMATS, ConfigError, parse_table
 
 # report formats that carry each finding's fix (and so need the rules to build it)
-FIX_FORMATS = ("json", "json-lines")
+FIX_FORMATS = ("json", "json-lines", "sarif")
 # report formats for tools: no summary line, nothing but the document on the stream
-MACHINE_FORMATS = ("json", "json-lines", "sarif", "github")
+MACHINE_FORMATS = ("json", "json-lines", "sarif", "github", "gitlab")
 
 
 def _codes(value: str) -> list[str]:
@@ -199,6 +199,17 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return parse_table(table, source="command line")
 
 
+def _fix_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``--fixable``, ``--unfixable`` and ``--(no-)unsafe-fixes`` as settings (``fix`` applies them,
+    ``check`` marks what they allow)."""
+    table: dict[str, Any] = {
+        key: getattr(args, key) for key in ("fixable", "unfixable") if getattr(args, key, None) is not None
+    }
+    if getattr(args, "unsafe_fixes", None) is not None:
+        table["unsafe-fixes"] = args.unsafe_fixes
+    return parse_table(table, source="command line")
+
+
 def _exit_code(failed: bool, exit_zero: bool) -> int:
     """The one exit-code policy of ``check`` and ``fix`` (usage and configuration errors,
     exit 2, never get here): 1 when ``failed``, else 0; ``--exit-zero`` makes it 0."""
@@ -227,8 +238,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import lint_groups
     from .report.text import file_errors, statistics
 
-    # each file is linted under the nearest config above it (hierarchy.py); ``settings``: the run's
-    resolver = Resolver(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
+    # each file is linted under the nearest config above it (hierarchy.py); ``settings``: the run's.
+    # The fix options say which findings ``dupguard fix`` would fix: the report marks them [*]
+    overrides = {**_overrides(args), **_fix_overrides(args)}
+    resolver = Resolver(config_path=args.config, isolated=args.isolated, overrides=overrides)
     settings = resolver.root
     paths = [p for p in args.paths if p != "-"]
     stdin = None
@@ -260,10 +273,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.statistics:
             statistics(result.diagnostics, out)
         elif args.quiet and _text_format(fmt):
-            for d in result.diagnostics:
+            for d in report.findings(result.diagnostics, errors):
                 out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
         else:  # the text formats end with report.text.summary
-            report.get(fmt)(result.diagnostics, errors, out)
+            report.get(fmt)(result.diagnostics, errors, out, settings)
     finally:
         out.flush()
         if args.output_file:
@@ -333,12 +346,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     from .hierarchy import Resolver, groups_of
     from .report.text import file_errors, summary, with_notes
 
-    table: dict[str, Any] = {
-        key: getattr(args, key) for key in ("fixable", "unfixable") if getattr(args, key, None) is not None
-    }
-    if args.unsafe_fixes is not None:
-        table["unsafe-fixes"] = args.unsafe_fixes
-    overrides = {**_overrides(args), **parse_table(table, source="command line")}
+    overrides = {**_overrides(args), **_fix_overrides(args)}
     resolver = Resolver(config_path=args.config, isolated=args.isolated, overrides=overrides)
     settings = resolver.root
     paths = [p for p in args.paths if p != "-"]
@@ -388,7 +396,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     remaining = result.remaining
     if _text_format(fmt):
         notes = {} if args.quiet else {(d.filename, d.row, d.column, d.code): why for d, why in result.skipped}
-        with_notes(remaining, notes, info)
+        with_notes(remaining, notes, info, errors)
         if not args.quiet:
             line = summary(
                 len(remaining), len(errors), fixed=len(applied), diff=args.diff, unsafe_hidden=result.unsafe_hidden
@@ -397,7 +405,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
     elif not args.diff:  # a machine report; with --diff there is no stream for it
         from . import report
 
-        report.get(fmt)(remaining, errors, info)
+        report.get(fmt)(remaining, errors, info, settings)
     failed = result.changed if args.diff else bool(remaining)
     if output_file:
         out.close()
@@ -405,9 +413,18 @@ def _cmd_fix(args: argparse.Namespace) -> int:
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:
+    from .diagnostics import RESERVED_CODES
     from .rulemeta import all_rules
 
     meta = all_rules().get(args.code.upper())
+    if meta is None and args.code.upper() in RESERVED_CODES:  # not a rule: a file that was not checked
+        from .report import RESERVED_SUMMARIES, RESERVED_URL
+
+        code = args.code.upper()
+        sys.stdout.write(
+            f"# {RESERVED_CODES[code]} ({code})\n\nFix: none\n\n{RESERVED_SUMMARIES[code]}\n{RESERVED_URL}\n"
+        )
+        return 0
     if meta is None:
         print(f"dupguard: error: unknown rule {args.code!r}; see `dupguard rules`", file=sys.stderr)
         return 2

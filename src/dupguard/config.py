@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 # tomllib, hashlib and json are imported where they are used: a run without a config file on
 # one irrelevant file (the pre-commit case) needs none of them (bench/RESULTS.md, one-file start-up)
 
-OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "json-lines", "sarif", "github")
+OUTPUT_FORMATS = ("full", "concise", "grouped", "json", "json-lines", "sarif", "github", "gitlab")
 DEFAULT_EXCLUDE = (
     ".bzr",
     ".direnv",
@@ -103,7 +103,8 @@ class Settings(NamedTuple):
                 self.extend_handler_decorators,
                 self.extend_idempotency_guards,
             ],
-            "fixes": self.with_fixes,
+            # the fixes themselves, or only their marks (pipeline.fix_mark)
+            "fixes": "edits" if self.with_fixes else "marks",
         }
         import hashlib
         import json
@@ -163,6 +164,13 @@ def _check_codes(key: str, value: Any) -> tuple[str, ...]:
     for item in value:
         if item == "ALL":
             continue
+        if item.startswith("DUP0"):
+            from .diagnostics import RESERVED_CODES
+
+            raise ConfigError(
+                f"{key}: {item!r}: {' and '.join(RESERVED_CODES)} report files that could not be checked; they are "
+                "always reported and cannot be selected, ignored or made fixable (docs/ci.md)"
+            )
         if not any(code.startswith(item) for code in codes) or not item.startswith("DUP"):
             raise ConfigError(
                 f"{key}: unknown rule code or prefix {item!r}; allowed: a prefix of one of {', '.join(codes)} (or ALL)"

@@ -88,6 +88,24 @@ def _fix_from_json(data: dict[str, Any]) -> Fix:
     return Fix(data["applicability"], data["message"], edits)
 
 
+# A file or path that could not be checked is reported like a finding, in every output format,
+# under one of two reserved codes that are not rules (docs/ci.md, "Files that could not be
+# checked"): no ``select``, ``ignore``, ``per-file-ignores`` or noqa comment hides them (naming
+# one in a configuration is an error, config.py), because a run that skipped a file must not
+# look clean. DUP001 is ruff's ``invalid-syntax``, DUP000 its ``io-error`` (E902) and the rest.
+NOT_PROCESSED = "DUP000"
+INVALID_SYNTAX = "DUP001"
+RESERVED_CODES = {NOT_PROCESSED: "file-not-processed", INVALID_SYNTAX: "invalid-syntax"}
+
+_SYNTAX_ERROR = "syntax error at line "
+
+
+def syntax_error(row: int, column: int, reason: str) -> str:
+    """The words for a file that does not parse (1-based ``row``, 0-based ``column``): the one
+    form ``pipeline.parse`` writes and :meth:`FileError.as_diagnostic` reads back."""
+    return f"{_SYNTAX_ERROR}{row}, column {column + 1}: {reason}"
+
+
 class FileError(NamedTuple):
     """A file that could not be linted: named with the reason, never a traceback."""
 
@@ -96,3 +114,13 @@ class FileError(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.filename}: {self.message}"
+
+    def as_diagnostic(self) -> Diagnostic:
+        """This error as a finding: DUP001 where the parser stopped, DUP000 at line 1, column 1
+        (the file as a whole: it could not be read, decoded, parsed safely, analysed or written)."""
+        if self.message.startswith(_SYNTAX_ERROR):
+            where, _, reason = self.message[len(_SYNTAX_ERROR) :].partition(": ")
+            row, _, column = where.partition(", column ")
+            if row.isdigit() and column.isdigit():
+                return Diagnostic(self.filename, int(row), int(column) - 1, INVALID_SYNTAX, f"syntax error: {reason}")
+        return Diagnostic(self.filename, 1, 0, NOT_PROCESSED, self.message)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__
 from .config import ConfigError, Settings, code_matches
-from .diagnostics import Diagnostic, FileError
+from .diagnostics import Diagnostic, FileError, Fix, syntax_error
 from .prefilter import might_matter
 from .suppression import file_is_exempt, line_suppresses
 
@@ -316,7 +316,7 @@ def parse(text: str) -> cst.Module:
     try:
         return parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise SourceError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}") from None
+        raise SourceError(syntax_error(exc.raw_line, exc.raw_column, exc.message)) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
 
@@ -423,13 +423,18 @@ def _lint_parsed(
     *,
     apply_noqa: bool = True,
     project: ProjectFacts | None = None,
+    marks: bool = False,
 ) -> list[Diagnostic]:
     analysis = analyse_module(filename, module, settings, codes, text=text, apply_noqa=apply_noqa, project=project)
     pairs = analysis.findings
+    if not any(finding.fix is not None for _, finding in pairs):
+        return [diag for diag, _ in pairs]
     # the report's ``fix`` (settings.with_fixes: formats that show it) is the only reason to
     # build fixes while linting: building one can cost more than the rule that found it
-    if not settings.with_fixes or not any(finding.fix is not None for _, finding in pairs):
-        return [diag for diag, _ in pairs]
+    if not settings.with_fixes:
+        if not marks:
+            return [diag for diag, _ in pairs]
+        return [diag._replace(fix=fix_mark(diag.code, finding)) for diag, finding in pairs]
     from .edits import ReportFixes
 
     fixes = ReportFixes(analysis.fix_context())
@@ -460,10 +465,31 @@ class Task:
         self.keeps_source = keeps_source
 
 
+def fix_mark(code: str, finding: Finding) -> Fix | None:
+    """What ``check`` says of a finding's fix without building it: a ``Fix`` with no edits, its
+    applicability the fix's own when the rule handed a ready proposal, else the rule's declared
+    safety; None when there is no fix (none declared, or a ready refusal). The text reports
+    mark these findings ``[*]`` (report/text.py). A declared fix is built only by ``fix``, which
+    may still refuse it for a reason it then prints ("note: no automatic fix: ...")."""
+    from .fixes import FixProposal
+    from .rules import load
+
+    rule = load().get(code)
+    proposal = finding.fix
+    if rule is None or rule.safety is None or proposal is None:
+        return None
+    if isinstance(proposal, FixProposal):
+        if proposal.refusal or not proposal.replacements:
+            return None
+        return Fix(proposal.applicability or rule.safety, proposal.title)
+    return Fix(rule.safety, "")
+
+
 def lint_job(job: Job, settings: Settings) -> list[Diagnostic]:
-    """``check``'s task: the diagnostics of one relevant file."""
+    """``check``'s task: the diagnostics of one relevant file, each fix marked (:func:`fix_mark`)
+    unless the report carries the fixes themselves."""
     filename, text, _, codes, project = job
-    return _lint_parsed(filename, parse(text), text, settings, codes, project=project)
+    return _lint_parsed(filename, parse(text), text, settings, codes, project=project, marks=True)
 
 
 LINT = Task("linting", lint_job)

@@ -1,16 +1,36 @@
-"""SARIF 2.1.0 for code-scanning upload, with every rule's metadata in ``tool.driver.rules``."""
+"""SARIF 2.1.0 for code-scanning upload, with every rule's metadata in ``tool.driver.rules``.
+
+Locations are relative to the ``%SRCROOT%`` base (SARIF §3.4.4, a ``uriBaseId`` whose absolute
+``file://`` URI, ending in ``/``, is in ``originalUriBaseIds``): the checkout in a GitHub job
+(``$GITHUB_WORKSPACE``, which code scanning resolves relative paths against, whatever the
+step's working directory), else the working directory; the log does not depend on where the
+checkout was. Each path is percent-encoded (RFC 3986: a space is ``%20``, ``#`` ``%23``); a
+file outside that directory gets its absolute ``file://`` URI. Columns count code points
+(``columnKind``), as libcst does. A file that could not be processed is a result under DUP000
+or DUP001 (report.findings) and a tool execution notification, and the run is then not
+``executionSuccessful``. Each finding whose fix the report carries (``check
+--output-format sarif`` builds them) has it as a SARIF ``fix``: the replacement of a region.
+tests/test_outputs.py validates the log against the SARIF 2.1.0 schema.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import quote
 
 from .. import __version__
-from ..diagnostics import Diagnostic, FileError
+from ..diagnostics import RESERVED_CODES, Diagnostic, FileError
 from ..rulemeta import all_rules
+from . import RESERVED_SUMMARIES, RESERVED_URL, findings
 
-SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+if TYPE_CHECKING:
+    from ..config import Settings
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
 
 
 def _first_paragraph(doc: str, heading: str) -> str:
@@ -30,12 +50,28 @@ def _first_paragraph(doc: str, heading: str) -> str:
     return " ".join(paragraph)
 
 
-def sarif(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    metas = all_rules()
-    codes = sorted(metas)
+class Locations:
+    """File names → SARIF artifact locations, relative to ``%SRCROOT%`` (``root``) when inside it."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+        self.base = {SRCROOT: {"uri": Path(self.root).as_uri().rstrip("/") + "/"}}
+
+    def artifact(self, filename: str) -> dict[str, str]:
+        path = os.path.abspath(filename)
+        relative = os.path.relpath(path, self.root)
+        if relative == os.curdir or relative.split(os.sep, 1)[0] == os.pardir:
+            return {"uri": Path(path).as_uri()}
+        return {"uri": quote(Path(relative).as_posix(), safe="/"), "uriBaseId": SRCROOT}
+
+
+def _span(row: int, column: int, end_row: int, end_column: int) -> dict[str, int]:
+    return {"startLine": row, "startColumn": column + 1, "endLine": end_row, "endColumn": end_column + 1}
+
+
+def _rules() -> list[dict[str, Any]]:
     rules = []
-    for code in codes:
-        meta = metas[code]
+    for code, meta in sorted(all_rules().items()):
         doc = meta.doc
         rules.append(
             {
@@ -49,35 +85,67 @@ def sarif(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -
                 "defaultConfiguration": {"level": "error"},
             }
         )
-    index = {code: i for i, code in enumerate(codes)}
-    results = []
-    for d in diagnostics:
-        results.append(
+    for code, name in RESERVED_CODES.items():
+        text = RESERVED_SUMMARIES[code]
+        rules.append(
             {
-                "ruleId": d.code,
-                "ruleIndex": index.get(d.code, -1),
-                "level": "error",
-                "message": {"text": d.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": Path(d.filename).as_posix()},
-                            "region": {
-                                "startLine": d.row,
-                                "startColumn": d.column + 1,
-                                "endLine": d.end_row or d.row,
-                                "endColumn": (d.end_column if d.end_row else d.column) + 1,
-                            },
-                        }
-                    }
-                ],
+                "id": code,
+                "name": name,
+                "shortDescription": {"text": text},
+                "fullDescription": {"text": text},
+                "help": {"text": text},
+                "helpUri": RESERVED_URL,
+                "properties": {"fix": "none"},
+                "defaultConfiguration": {"level": "error"},
             }
         )
+    return sorted(rules, key=lambda rule: rule["id"])
+
+
+def _result(d: Diagnostic, index: dict[str, int], where: Locations) -> dict[str, Any]:
+    artifact = where.artifact(d.filename)
+    result: dict[str, Any] = {
+        "ruleId": d.code,
+        "ruleIndex": index[d.code],
+        "level": "error",
+        "message": {"text": d.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": artifact,
+                    "region": _span(d.row, d.column, d.end_row or d.row, d.end_column if d.end_row else d.column),
+                }
+            }
+        ],
+    }
+    if d.fix is not None and d.fix.edits:
+        replacements = [
+            {
+                "deletedRegion": _span(e.row, e.column, e.end_row, e.end_column),
+                "insertedContent": {"text": e.content},
+            }
+            for e in d.fix.edits
+        ]
+        result["fixes"] = [
+            {
+                "description": {"text": f"{d.fix.message} ({d.fix.applicability})"},
+                "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+            }
+        ]
+    return result
+
+
+def sarif(
+    diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None
+) -> None:
+    where = Locations(os.environ.get("GITHUB_WORKSPACE") or os.curdir)
+    rules = _rules()
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
     notifications = [
         {
             "level": "error",
             "message": {"text": e.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(e.filename).as_posix()}}}],
+            "locations": [{"physicalLocation": {"artifactLocation": where.artifact(e.filename)}}],
         }
         for e in errors
     ]
@@ -94,7 +162,9 @@ def sarif(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -
                         "rules": rules,
                     }
                 },
-                "results": results,
+                "originalUriBaseIds": where.base,
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, index, where) for d in findings(diagnostics, errors)],
                 "invocations": [{"executionSuccessful": not errors, "toolExecutionNotifications": notifications}],
             }
         ],

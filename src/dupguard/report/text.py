@@ -1,13 +1,25 @@
-"""Human formats: ``full`` (code frame + fix hint), ``concise``, ``grouped``, statistics."""
+"""Human formats: ``full`` (code frame + fix hint), ``concise``, ``grouped``, statistics.
+
+A finding with a fix that ``dupguard fix`` would apply under the run's settings is marked
+``[*]`` after its code, and the summary ends with how many there are, as ruff does ("[*] 2
+fixable with `dupguard fix` (1 hidden fix can be enabled with `--unsafe-fixes`)."). A file
+that could not be processed is listed among the findings (DUP000/DUP001, report.findings)
+and counted apart in the summary ("1 file could not be processed.").
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from itertools import groupby
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..diagnostics import Diagnostic, FileError
+from ..diagnostics import NOT_PROCESSED, RESERVED_CODES, Diagnostic, FileError
 from ..rulemeta import all_rules
+from . import findings
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 def _read_lines(filename: str) -> list[str]:
@@ -18,12 +30,48 @@ def _read_lines(filename: str) -> list[str]:
         return []
 
 
-def _headline(d: Diagnostic) -> str:
-    return f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}"
+class FixMarks:
+    """Which findings ``dupguard fix`` would fix with the run's settings: a fix (``Diagnostic.fix``,
+    built or only marked: pipeline.fix_mark), a code that ``fixable``/``unfixable`` allow, and
+    safe, or unsafe with ``--unsafe-fixes``. An unsafe fix without it is *hidden*."""
+
+    def __init__(self, settings: Settings | None) -> None:
+        from ..config import Settings, _selected
+
+        self.settings = settings if settings is not None else Settings()
+        self._selected = _selected
+
+    def _fix(self, d: Diagnostic) -> str | None:
+        if d.fix is None or not self._selected(d.code, self.settings.fixable, self.settings.unfixable):
+            return None
+        return d.fix.applicability
+
+    def marked(self, d: Diagnostic) -> bool:
+        applicability = self._fix(d)
+        return applicability == "safe" or (applicability is not None and self.settings.unsafe_fixes)
+
+    def hidden(self, d: Diagnostic) -> bool:
+        return self._fix(d) == "unsafe" and not self.settings.unsafe_fixes
+
+    def summary(self, diagnostics: Iterable[Diagnostic]) -> str:
+        """The closing line about fixes (empty: none to speak of)."""
+        items = list(diagnostics)
+        fixable = sum(self.marked(d) for d in items)
+        hidden = sum(self.hidden(d) for d in items)
+        extra = f" ({_n(hidden, 'hidden fix', 'hidden fixes')} can be enabled with `--unsafe-fixes`)" if hidden else ""
+        if fixable:
+            command = "dupguard fix --unsafe-fixes" if self.settings.unsafe_fixes else "dupguard fix"
+            return f"[*] {fixable} fixable with `{command}`{extra}."
+        return f"No fixes available{extra}." if hidden else ""
 
 
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
+def _headline(d: Diagnostic, marks: FixMarks | None = None) -> str:
+    mark = "[*] " if marks is not None and marks.marked(d) else ""
+    return f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {mark}{d.message}"
+
+
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
 
 
 def summary(found: int, errors: int, *, fixed: int | None = None, diff: bool = False, unsafe_hidden: int = 0) -> str:
@@ -58,52 +106,76 @@ def file_errors(errors: list[FileError], err: TextIO) -> None:
     err.writelines(f"dupguard: error: {error}\n" for error in errors)
 
 
-def with_notes(diagnostics: list[Diagnostic], notes: dict[tuple[str, int, int, str], str], out: TextIO) -> None:
-    """Concise lines, each followed by why the finding has no automatic fix when there is a reason."""
-    for d in diagnostics:
+def with_notes(
+    diagnostics: list[Diagnostic],
+    notes: dict[tuple[str, int, int, str], str],
+    out: TextIO,
+    errors: list[FileError] | None = None,
+) -> None:
+    """Concise lines (with the files that could not be processed, when ``errors`` are given),
+    each followed by why the finding has no automatic fix when there is a reason."""
+    for d in findings(diagnostics, errors or []):
         out.write(_headline(d) + "\n")
         why = notes.get((d.filename, d.row, d.column, d.code))
         if why:
             out.write(f"  note: no automatic fix: {why}\n")
 
 
-def _summary(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    line = summary(len(diagnostics), len(errors))
-    if line:
-        out.write(line + "\n")
+def _summary(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, marks: FixMarks) -> None:
+    for line in (summary(len(diagnostics), len(errors)), marks.summary(diagnostics)):
+        if line:
+            out.write(line + "\n")
 
 
-def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
+def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None) -> None:
     metas = all_rules()
+    marks = FixMarks(settings)
     lines_by_file: dict[str, list[str]] = {}
-    for d in diagnostics:
-        lines = lines_by_file.setdefault(d.filename, _read_lines(d.filename))
-        out.write(_headline(d) + "\n")
-        width = len(str(d.row + 1))
-        for row in range(max(1, d.row - 1), min(len(lines), d.row + 1) + 1):
-            out.write(f"  {row:>{width}} | {lines[row - 1]}\n")
-            if row == d.row:
-                end = d.end_column if d.end_row == d.row and d.end_column > d.column else len(lines[row - 1])
-                out.write(f"  {'':>{width}} | {' ' * d.column}{'^' * max(1, end - d.column)}\n")
+    for d in findings(diagnostics, errors):
+        out.write(_headline(d, marks) + "\n")
+        if d.code in RESERVED_CODES:
+            if d.code != NOT_PROCESSED:  # a file that could not be read is not read again for a frame
+                _frame(d, lines_by_file.setdefault(d.filename, _read_lines(d.filename)), out)
+            out.write(f"  = no rule could check this file; see `dupguard rule {d.code}` ({RESERVED_CODES[d.code]})\n\n")
+            continue
+        _frame(d, lines_by_file.setdefault(d.filename, _read_lines(d.filename)), out)
         meta = metas.get(d.code)
         if meta is not None:
             hint = f"help: {meta.runtime_fix}; " if meta.runtime_fix else ""
             out.write(f"  = {hint}see `dupguard rule {d.code}` ({meta.name})\n")
         out.write("\n")
-    _summary(diagnostics, errors, out)
+    _summary(diagnostics, errors, out, marks)
 
 
-def concise(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    out.writelines(_headline(d) + "\n" for d in diagnostics)
-    _summary(diagnostics, errors, out)
+def _frame(d: Diagnostic, lines: list[str], out: TextIO) -> None:
+    """The lines around a finding, with a caret under it."""
+    width = len(str(d.row + 1))
+    for row in range(max(1, d.row - 1), min(len(lines), d.row + 1) + 1):
+        out.write(f"  {row:>{width}} | {lines[row - 1]}\n")
+        if row == d.row:
+            end = d.end_column if d.end_row == d.row and d.end_column > d.column else len(lines[row - 1])
+            out.write(f"  {'':>{width}} | {' ' * d.column}{'^' * max(1, end - d.column)}\n")
 
 
-def grouped(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
-    for filename, items in groupby(diagnostics, key=lambda d: d.filename):
+def concise(
+    diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None
+) -> None:
+    marks = FixMarks(settings)
+    out.writelines(_headline(d, marks) + "\n" for d in findings(diagnostics, errors))
+    _summary(diagnostics, errors, out, marks)
+
+
+def grouped(
+    diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None
+) -> None:
+    marks = FixMarks(settings)
+    for filename, items in groupby(findings(diagnostics, errors), key=lambda d: d.filename):
         out.write(f"{filename}:\n")
-        out.writelines(f"  {d.row}:{d.column + 1} {d.code} {d.message}\n" for d in items)
+        out.writelines(
+            f"  {d.row}:{d.column + 1} {d.code} {'[*] ' if marks.marked(d) else ''}{d.message}\n" for d in items
+        )
         out.write("\n")
-    _summary(diagnostics, errors, out)
+    _summary(diagnostics, errors, out, marks)
 
 
 def statistics(diagnostics: list[Diagnostic], out: TextIO) -> None:
