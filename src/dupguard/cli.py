@@ -143,6 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--exit-zero", action="store_true", help="exit 0 even with findings or files that could not be processed"
     )
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    adoption = check.add_mutually_exclusive_group()
+    adoption.add_argument(
+        "--baseline", metavar="FILE", help="report only the findings not recorded in FILE (see --write-baseline)"
+    )
+    adoption.add_argument("--write-baseline", metavar="FILE", help="record the current findings in FILE")
+    adoption.add_argument(
+        "--add-noqa", action="store_true", help="add a `# noqa: CODE` comment to every line with a finding"
+    )
 
     _add_fix_options(check, alias=True)
 
@@ -213,12 +221,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     other files are still linted); 2 for a usage or configuration error. ``--exit-zero``: 0
     unless 2. ``--fix`` and ``--diff`` are ``dupguard fix``.
     """
+    adopting = args.baseline or args.write_baseline or args.add_noqa
+    if adopting and (args.fix or args.diff):
+        raise ConfigError("--baseline, --write-baseline and --add-noqa cannot be combined with --fix or --diff")
+    if args.add_noqa and "-" in args.paths:
+        raise ConfigError("--add-noqa edits files in place; it cannot read stdin ('-')")
     if args.fix or args.diff:  # ``check --fix`` is ``fix``; ``check --diff`` shows the fixes
         return _cmd_fix(args)
     from . import report
     from .discovery import discover
     from .pipeline import lint_paths
-    from .report.text import file_errors, statistics
+    from .report.text import file_errors, position, statistics
 
     settings = resolve(config_path=args.config, isolated=args.isolated, overrides=_overrides(args))
     paths = [p for p in args.paths if p != "-"]
@@ -231,17 +244,42 @@ def _cmd_check(args: argparse.Namespace) -> int:
     fmt = args.output_format or settings.output_format or ("full" if out.isatty() else "concise")
     if fmt in FIX_FORMATS and not args.statistics:
         settings = settings._replace(with_fixes=True)
+    if args.add_noqa:  # lint and comment in one pass over the files (addnoqa.py)
+        from .addnoqa import add_noqa_paths
+        from .addnoqa import report as noqa_report
+
+        added = add_noqa_paths(files, settings, jobs=args.jobs)
+        errors = (found.errors if found else []) + added.errors
+        file_errors(errors, sys.stderr)
+        noqa_report(added, sys.stderr)
+        return _exit_code(bool(errors), args.exit_zero)
     # ``check .`` from the project root: the files are the project index's tree as well
     root = os.path.abspath(settings.root)
     tree = files if any(os.path.abspath(p) == root for p in paths) else None
     result = lint_paths(files, settings, jobs=args.jobs, use_cache=not args.no_cache, stdin=stdin, tree=tree)
     errors = (found.errors if found else []) + result.errors
     file_errors(errors, sys.stderr)
+    if args.baseline or args.write_baseline:  # baseline.py reports, and says whether the run failed
+        from .baseline import check as check_baseline
+
+        failed = check_baseline(
+            args.baseline,
+            args.write_baseline,
+            fmt,
+            result.diagnostics,
+            errors,
+            settings,
+            out,
+            sys.stderr,
+            statistics=args.statistics,
+            quiet=args.quiet,
+        )
+        return _exit_code(failed, args.exit_zero)
     if args.statistics:
         statistics(result.diagnostics, out)
     elif args.quiet and _text_format(fmt):
         for d in result.diagnostics:
-            out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
+            out.write(f"{position(d)}: {d.code} {d.message}\n")
     else:  # the text formats end with report.text.summary
         report.get(fmt)(result.diagnostics, errors, out)
     return _exit_code(bool(result.diagnostics or errors), args.exit_zero)
@@ -300,7 +338,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
         )
         for a in applied:
             info.write(
-                f"  {a.filename}:{a.row}:{a.column + 1}: {a.code} {a.message}"
+                f"  {a.filename}:{f'cell {a.cell}:' if a.cell else ''}{a.row}:{a.column + 1}: {a.code} {a.message}"
                 f"{' (unsafe)' if a.applicability == 'unsafe' else ''}\n"
             )
     remaining = result.remaining

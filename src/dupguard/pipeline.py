@@ -6,7 +6,9 @@ One module owns every step a file goes through, so the two commands cannot drift
   ``permission denied``, ``no such file or directory``, a FIFO, socket or device, which is
   never opened, a file larger than ``max-file-size``, the system's words otherwise);
 * **decode**: bytes → text and the encoding that turns the text back into the same bytes
-  (BOM, PEP 263 coding cookie, UTF-8 otherwise), so ``fix`` writes files byte-exactly;
+  (BOM, PEP 263 coding cookie, UTF-8 otherwise), so ``fix`` writes files byte-exactly; a
+  Jupyter notebook decodes to the joined Python of its code cells (:func:`decode_source`,
+  notebook.py), and its findings are reported by cell and row;
 * **gate**: ``per-file-ignores``, the prefilter's text test and ``# dupguard: noqa`` decide
   whether the file can have a finding at all; most files stop here, and libcst is never
   imported for them;
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 
     from .cache import Cache
     from .fixes import FixContext
+    from .notebook import Notebook
     from .project import ProjectFacts, ProjectLink
     from .rules.registry import Finding
     from .semantic.model import Model
@@ -159,6 +162,20 @@ def decode(data: bytes) -> tuple[str, str]:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         raise SourceError(f"cannot decode as {encoding.removesuffix('-sig')}: {reason}") from None
     return text, encoding
+
+
+def decode_source(filename: str, data: bytes) -> tuple[str, str, Notebook | None]:
+    """The decode step for any file: (text, encoding, notebook). A Jupyter notebook
+    (``.ipynb``) is the joined Python of its code cells, with IPython lines blanked and the
+    notebook that maps its rows to cells and writes a fixed text back (notebook.py); the
+    encoding is then the one its fixed text travels in. Any other file is :func:`decode`'s."""
+    if filename.endswith(".ipynb"):
+        from .notebook import load
+
+        notebook = load(data)
+        return notebook.text, "utf-8", notebook
+    text, encoding = decode(data)
+    return text, encoding, None
 
 
 def extra_modules(settings: Settings) -> tuple[str, ...]:
@@ -642,9 +659,11 @@ class _Runner:
 
 class Source:
     """One file that could be read: its name, path (None for stdin), bytes and status when the
-    task keeps them, the task's value (None when the gate let nothing through) or the error."""
+    task keeps them, the task's value (None when the gate let nothing through) or the error;
+    for a notebook, the :class:`~dupguard.notebook.Notebook` its text came from (the task's
+    positions are in that text; ``notebook.translate`` gives the cell and row)."""
 
-    __slots__ = ("data", "error", "filename", "path", "stat", "value")
+    __slots__ = ("data", "error", "filename", "notebook", "path", "stat", "value")
 
     def __init__(
         self, filename: str, path: Path | None, data: bytes | None, info: os.stat_result | None = None
@@ -655,6 +674,7 @@ class Source:
         self.stat = info
         self.value: Any = None
         self.error: str | None = None
+        self.notebook: Notebook | None = None
 
 
 class Run:
@@ -715,7 +735,7 @@ def run(
             result.sources.append(source)
             codes = codes_for_file(filename, settings, enabled)
             try:
-                text, encoding = decode(data)
+                text, encoding, source.notebook = decode_source(filename, data)
             except SourceError as exc:
                 source.error = str(exc)
                 decode_errors.append(FileError(filename, source.error))
@@ -833,6 +853,14 @@ def lint_paths(
     result.errors = done.errors
     for source in done.sources:
         if source.value:
-            result.diagnostics.extend(source.value)
-    result.diagnostics.sort()
+            found = source.value
+            if source.notebook is not None:  # rows of the joined cells → cell and row
+                found = [source.notebook.translate(d) for d in sorted(found)]
+            result.diagnostics.extend(found)
+    result.diagnostics.sort(key=report_order)
     return result
+
+
+def report_order(d: Diagnostic) -> tuple[Any, ...]:
+    """The order findings are reported in: by file, then cell (notebooks), row and column."""
+    return (d.filename, d.cell, d.row, d.column, d.code, d.message, d.end_row, d.end_column)

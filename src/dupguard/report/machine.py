@@ -22,6 +22,8 @@ def to_dict(d: Diagnostic) -> dict[str, Any]:
         "fix": d.fix.to_json() if d.fix else None,
         "noqa_row": d.row,
         "url": meta.url if meta else None,
+        # ruff's notebook field: the 1-based cell that ``location``'s row counts in (null elsewhere)
+        "cell": d.cell or None,
     }
 
 

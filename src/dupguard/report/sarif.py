@@ -30,6 +30,20 @@ def _first_paragraph(doc: str, heading: str) -> str:
     return " ".join(paragraph)
 
 
+def _region(d: Diagnostic) -> dict[str, int]:
+    """The finding's region in the file. A notebook's cell row is no line of the ``.ipynb``
+    file: like ruff's structured formats, line 1 as a fallback (the message and the result's
+    ``properties`` give the cell and row)."""
+    if d.cell:
+        return {"startLine": 1, "startColumn": 1}
+    return {
+        "startLine": d.row,
+        "startColumn": d.column + 1,
+        "endLine": d.end_row or d.row,
+        "endColumn": (d.end_column if d.end_row else d.column) + 1,
+    }
+
+
 def sarif(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
     metas = all_rules()
     codes = sorted(metas)
@@ -52,27 +66,24 @@ def sarif(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -
     index = {code: i for i, code in enumerate(codes)}
     results = []
     for d in diagnostics:
-        results.append(
-            {
-                "ruleId": d.code,
-                "ruleIndex": index.get(d.code, -1),
-                "level": "error",
-                "message": {"text": d.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": Path(d.filename).as_posix()},
-                            "region": {
-                                "startLine": d.row,
-                                "startColumn": d.column + 1,
-                                "endLine": d.end_row or d.row,
-                                "endColumn": (d.end_column if d.end_row else d.column) + 1,
-                            },
-                        }
+        result = {
+            "ruleId": d.code,
+            "ruleIndex": index.get(d.code, -1),
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": Path(d.filename).as_posix()},
+                        "region": _region(d),
                     }
-                ],
-            }
-        )
+                }
+            ],
+        }
+        if d.cell:  # where in the notebook, since the region cannot say it
+            result["message"] = {"text": f"cell {d.cell}, line {d.row}, column {d.column + 1}: {d.message}"}
+            result["properties"] = {"cell": d.cell, "cellLine": d.row, "cellColumn": d.column + 1}
+        results.append(result)
     notifications = [
         {
             "level": "error",

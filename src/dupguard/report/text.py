@@ -10,16 +10,28 @@ from ..diagnostics import Diagnostic, FileError
 from ..rulemeta import all_rules
 
 
-def _read_lines(filename: str) -> list[str]:
+def _read_lines(filename: str, cell: int = 0) -> list[str]:
+    """The lines the finding's rows count: the file's, or a notebook cell's (as written)."""
     try:
+        if cell:
+            from ..notebook import load
+
+            with open(filename, "rb") as binary:
+                return load(binary.read()).cell_lines(cell)
         with open(filename, encoding="utf-8", errors="replace") as handle:
             return handle.read().splitlines()
-    except OSError:
+    except (OSError, ValueError):  # gone, or no longer a notebook (SourceError is a ValueError)
         return []
 
 
+def position(d: Diagnostic) -> str:
+    """``path:row:col``, or ``path:cell N:row:col`` in a notebook (ruff's notation)."""
+    cell = f"cell {d.cell}:" if d.cell else ""
+    return f"{d.filename}:{cell}{d.row}:{d.column + 1}"
+
+
 def _headline(d: Diagnostic) -> str:
-    return f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}"
+    return f"{position(d)}: {d.code} {d.message}"
 
 
 def _n(count: int, word: str) -> str:
@@ -75,9 +87,12 @@ def _summary(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO
 
 def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
     metas = all_rules()
-    lines_by_file: dict[str, list[str]] = {}
+    lines_by_file: dict[tuple[str, int], list[str]] = {}
     for d in diagnostics:
-        lines = lines_by_file.setdefault(d.filename, _read_lines(d.filename))
+        key = (d.filename, d.cell)
+        if key not in lines_by_file:
+            lines_by_file[key] = _read_lines(*key)
+        lines = lines_by_file[key]
         out.write(_headline(d) + "\n")
         width = len(str(d.row + 1))
         for row in range(max(1, d.row - 1), min(len(lines), d.row + 1) + 1):
@@ -101,7 +116,9 @@ def concise(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO)
 def grouped(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO) -> None:
     for filename, items in groupby(diagnostics, key=lambda d: d.filename):
         out.write(f"{filename}:\n")
-        out.writelines(f"  {d.row}:{d.column + 1} {d.code} {d.message}\n" for d in items)
+        out.writelines(
+            f"  {f'cell {d.cell}:' if d.cell else ''}{d.row}:{d.column + 1} {d.code} {d.message}\n" for d in items
+        )
         out.write("\n")
     _summary(diagnostics, errors, out)
 
