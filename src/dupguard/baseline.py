@@ -121,8 +121,9 @@ def fingerprint(code: str, lines: list[str]) -> str:
 
 def relative(filename: str, root: str) -> str:
     """The path a baseline records: relative to the project root with ``/``, else absolute."""
-    absolute = os.path.abspath(filename)
-    base = os.path.abspath(root)
+    directory, name = os.path.split(os.path.abspath(filename))
+    absolute = os.path.join(os.path.realpath(directory), name)  # the root is a resolved path
+    base = os.path.realpath(root)
     if absolute.startswith(base.rstrip(os.sep) + os.sep):
         return os.path.relpath(absolute, base).replace(os.sep, "/")
     return Path(absolute).as_posix()

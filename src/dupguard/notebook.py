@@ -46,6 +46,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 # a line that IPython rewrites: a magic, a shell escape, an assignment from either, a help query
 _IPYTHON = re.compile(r"(?P<indent>[ \t]*)(?:[%!]|[\w.]+\s*=\s*[%!]|[\w.]+\?\??\s*$|\?\??[\w.]+\s*$)")
 _WS = re.compile(r"[ \t\n\r]*")
+_TRIPLE = re.compile(r"\"\"\"|'''")
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
 
 
@@ -100,15 +101,20 @@ def _blank(lines: list[str]) -> list[str | None]:
     else:
         start = 0
     continued = False
+    quote: str | None = None  # the triple quote of a string that goes on past this line
     for i in range(start, len(lines)):
         line = lines[i]
         if continued:
             out[i] = _ending(line)
-        else:
-            match = _IPYTHON.match(line)
-            if match is None:
-                continue
+        elif quote is None and (match := _IPYTHON.match(line)) is not None:
             out[i] = match.group("indent") + "pass" + _ending(line)
+        else:  # Python: a line of a triple-quoted string may start with "%" or "!" and is kept
+            for found in _TRIPLE.finditer(line):
+                if quote is None:
+                    quote = found.group()
+                elif found.group() == quote:
+                    quote = None
+            continue
         continued = line.rstrip("\r\n").endswith("\\")
     return out
 
@@ -211,12 +217,10 @@ class Notebook:
                     out[id(old[i1 + t][0])].append(new_lines[j1 + t])
                 continue
             if owners:
-                target = old[i1][0]
-            else:
-                target = self._insertion_cell(old, i1, new_lines[j1])
-            if target is None:
-                raise NotebookError("the notebook has no code cell to hold the change; notebook left unchanged")
-            out[id(target)].extend(new_lines[j1:j2])
+                out[id(old[i1][0])].extend(new_lines[j1:j2])
+                continue
+            for target, lines in self._insertion(old, i1, new_lines[j1:j2]):
+                out[id(target)].extend(lines)
         changed: dict[int, str] = {}
         for cell in self._holding:
             source = "".join(out[id(cell)])
@@ -229,13 +233,25 @@ class Notebook:
         return _splice(self.raw, changed, {cell.number: cell.listed for cell in self.cells}).encode(self.encoding)
 
     @staticmethod
-    def _insertion_cell(old: list[tuple[_Cell, int]], at: int, first: str) -> _Cell | None:
+    def _insertion(old: list[tuple[_Cell, int]], at: int, lines: list[str]) -> list[tuple[_Cell, list[str]]]:
+        """Where lines inserted before old line ``at`` go: into the cell around them; between two
+        cells, the indented lines they start with (and blank lines among them) continue the
+        block the previous cell ends with, and the rest starts the next cell (a cell cannot
+        start indented)."""
         before = old[at - 1][0] if at > 0 else None
         after = old[at][0] if at < len(old) else None
+        if before is None and after is None:
+            raise NotebookError("the notebook has no code cell to hold the change; notebook left unchanged")
         if before is None or after is None or before is after:
-            return after or before
-        indented = first[:1] in (" ", "\t") and first.strip() != ""
-        return before if indented else after
+            return [(after or before, lines)]  # type: ignore[list-item]
+        split = 0
+        for k, line in enumerate(lines):
+            if not line.strip():
+                continue
+            if line[:1] not in (" ", "\t"):
+                break
+            split = k + 1
+        return [(before, lines[:split]), (after, lines[split:])]
 
 
 # ----------------------------------------------------------------------------- decoding
