@@ -574,14 +574,14 @@ def _notebook_result(outcome: Outcome, fixed: bytes | None, notebook: Notebook) 
     cells' sources spliced into the file as it was: notebook.py), and the outcome's positions
     as cells and rows: the remaining findings in the notebook as fixed, the fixes made in the
     notebook as it was. A change that cannot be written back into the cells is the file's error."""
-    from .notebook import NotebookError, load
+    from .notebook import InvalidNotebook, NotebookError, load
 
     after = notebook
     if fixed is not None:
         try:
             fixed = notebook.apply(fixed.decode("utf-8"))
             after = load(fixed)
-        except (NotebookError, SourceError) as exc:
+        except (NotebookError, InvalidNotebook) as exc:
             rules = ", ".join(sorted({a.code for a in outcome.applied}))
             outcome.error = f"the {rules} fix cannot be written back into the notebook: {exc}"
             outcome.applied = []

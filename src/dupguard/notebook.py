@@ -24,7 +24,8 @@ the cache, the project index and the rules see a notebook as any other module) a
   and the notebook is left as it was.
 
 A notebook that is not JSON, not nbformat 4, or whose cells are not shaped as nbformat says
-is a :class:`~dupguard.pipeline.SourceError`: one line naming the reason, never a traceback.
+is an :class:`InvalidNotebook`, which the pipeline reports as it reports a file that does not
+parse: one line naming the reason, never a traceback.
 A notebook whose kernel is not Python (``metadata.language_info.name``) has no code to lint.
 """
 
@@ -52,6 +53,11 @@ _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
 
 class NotebookError(ValueError):
     """A notebook change that cannot be written back; the message says why, for users."""
+
+
+class InvalidNotebook(ValueError):
+    """Bytes that are not an nbformat 4 notebook; the message says why, for users (the
+    pipeline's decode step reports it as the file's ``SourceError``)."""
 
 
 def is_notebook(filename: str) -> bool:
@@ -258,37 +264,37 @@ class Notebook:
 
 
 def load(data: bytes) -> Notebook:
-    """A notebook's bytes → :class:`Notebook`; :class:`~dupguard.pipeline.SourceError` with the
-    reason when they are not an nbformat 4 notebook."""
+    """A notebook's bytes → :class:`Notebook`; :class:`InvalidNotebook` with the reason when
+    they are not an nbformat 4 notebook."""
     import json
-
-    from .pipeline import SourceError
 
     encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
     try:
         raw = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise SourceError(f"invalid notebook: cannot decode as utf-8: {exc.reason}") from None
+        raise InvalidNotebook(f"invalid notebook: cannot decode as utf-8: {exc.reason}") from None
     try:
         document = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise SourceError(f"invalid notebook: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        raise InvalidNotebook(
+            f"invalid notebook: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     except RecursionError:
-        raise SourceError("invalid notebook: JSON nested too deeply") from None
+        raise InvalidNotebook("invalid notebook: JSON nested too deeply") from None
     if not isinstance(document, dict):
-        raise SourceError("invalid notebook: the top level is not a JSON object")
+        raise InvalidNotebook("invalid notebook: the top level is not a JSON object")
     if "cells" not in document:
         if "worksheets" in document:
-            raise SourceError("unsupported notebook format (nbformat 3); dupguard reads nbformat 4")
-        raise SourceError('invalid notebook: no "cells" list')
+            raise InvalidNotebook("unsupported notebook format (nbformat 3); dupguard reads nbformat 4")
+        raise InvalidNotebook('invalid notebook: no "cells" list')
     cells = document["cells"]
     if not isinstance(cells, list):
-        raise SourceError('invalid notebook: "cells" is not a list')
+        raise InvalidNotebook('invalid notebook: "cells" is not a list')
     python = _is_python(document.get("metadata"))
     code: list[_Cell] = []
     for index, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
-            raise SourceError(f'invalid notebook: cell {index} is not an object with a "cell_type"')
+            raise InvalidNotebook(f'invalid notebook: cell {index} is not an object with a "cell_type"')
         if cell["cell_type"] != "code":
             continue
         source = cell.get("source")
@@ -297,7 +303,7 @@ def load(data: bytes) -> Notebook:
         elif isinstance(source, str):
             text, listed = source, False
         else:
-            raise SourceError(f'invalid notebook: cell {index}: "source" is not a string or a list of strings')
+            raise InvalidNotebook(f'invalid notebook: cell {index}: "source" is not a string or a list of strings')
         code.append(_Cell(len(code), index, text, listed))
     return Notebook(raw, encoding, code if python else [])
 

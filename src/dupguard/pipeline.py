@@ -170,9 +170,12 @@ def decode_source(filename: str, data: bytes) -> tuple[str, str, Notebook | None
     notebook that maps its rows to cells and writes a fixed text back (notebook.py); the
     encoding is then the one its fixed text travels in. Any other file is :func:`decode`'s."""
     if filename.endswith(".ipynb"):
-        from .notebook import load
+        from .notebook import InvalidNotebook, load
 
-        notebook = load(data)
+        try:
+            notebook = load(data)
+        except InvalidNotebook as exc:
+            raise SourceError(str(exc)) from None
         return notebook.text, "utf-8", notebook
     text, encoding = decode(data)
     return text, encoding, None
