@@ -78,7 +78,10 @@ def test_write_baseline_then_shift_every_line_reports_nothing_new(tmp_path: Path
     repo = _repo(tmp_path)
     everything = _json(_check(repo, "--output-format", "json"))
     # the shared agent in chat.py, the tool given twice in tools.py
-    assert {(Path(d["filename"]).name, d["code"][:4]) for d in everything} == {("chat.py", "DUP1"), ("tools.py", "DUP3")}
+    assert {(Path(d["filename"]).name, d["code"][:4]) for d in everything} == {
+        ("chat.py", "DUP1"),
+        ("tools.py", "DUP3"),
+    }
     written = _check(repo, "--write-baseline", "dupguard-baseline.json")
     assert written.returncode == 0, written.stderr.decode()
     assert f"Wrote {len(everything)} findings to the baseline dupguard-baseline.json." in written.stderr.decode()
@@ -321,3 +324,26 @@ def test_add_noqa_uses_the_safe_write(tmp_path: Path) -> None:
     assert chat.read_text(encoding="utf-8") == AGENT
     assert "# noqa: DUP3" in (repo / "app" / "tools.py").read_text(encoding="utf-8")
     assert not any(name.endswith(".dupguard") for name in os.listdir(repo / "app"))
+
+
+def test_a_run_on_some_files_judges_and_records_only_those(tmp_path: Path) -> None:
+    """pre-commit names the changed files only: the others' entries are neither stale nor
+    dropped, nor are those of a file that could not be parsed."""
+    repo = _repo(tmp_path)
+    _check(repo, "--write-baseline", "baseline.json")
+    first = (repo / "baseline.json").read_bytes()
+    tools = [e for e in json.loads(first)["findings"] if e["file"] == "app/tools.py"]
+    assert tools
+    only_chat = run_cli("check", "--no-cache", "--baseline", "baseline.json", "app/chat.py", cwd=repo)
+    assert only_chat.returncode == 0
+    assert "stale" not in only_chat.stdout.decode()
+    assert "1 known finding not reported." in only_chat.stdout.decode()
+    run_cli("check", "--no-cache", "--write-baseline", "baseline.json", "app/chat.py", cwd=repo)
+    assert (repo / "baseline.json").read_bytes() == first
+    # a file that does not parse: an error, but its entries stay
+    (repo / "app" / "tools.py").write_text(TOOLS + "def broken(:\n", encoding="utf-8")
+    proc = _check(repo, "--baseline", "baseline.json")
+    assert proc.returncode == 1 and "app/tools.py: syntax error" in proc.stderr.decode()
+    assert "stale" not in proc.stdout.decode()
+    _check(repo, "--write-baseline", "baseline.json")
+    assert (repo / "baseline.json").read_bytes() == first

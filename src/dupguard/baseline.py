@@ -23,7 +23,8 @@ app/agent.py:12"). A finding matches an entry with the same file, code, fingerpr
 occurrence; the others are new, and are all that is reported (and all the exit code counts).
 An entry no finding matched is *stale* (fixed, or changed beyond recognition): the run says
 how many, and lists them in ``json`` and ``json-lines`` output, so that rewriting the baseline
-can drop them.
+can drop them. A run given only some files (pre-commit) judges only those: the other files'
+entries, and those of a file that could not be processed, are neither stale nor dropped.
 
 Like ruff's options, a baseline is a command-line choice, not a configuration key: ruff has
 no baseline, and a key would silently filter every ``check``, the flake8 plugin's and
@@ -68,6 +69,17 @@ class Entry(NamedTuple):
             "occurrence": self.occurrence,
             "source": self.source,
         }
+
+
+class Scope(NamedTuple):
+    """The files a run linted: ``files`` (None: the whole project) but the ``failed`` ones
+    (that could not be read, decoded or parsed), as :func:`relative` names them."""
+
+    files: frozenset[str] | None
+    failed: frozenset[str]
+
+    def covers(self, file: str) -> bool:
+        return file not in self.failed and (self.files is None or file in self.files)
 
 
 class Comparison(NamedTuple):
@@ -151,9 +163,16 @@ def entries(diagnostics: list[Diagnostic], settings: Settings) -> list[tuple[Ent
 # ----------------------------------------------------------------------------- the file
 
 
-def write(path: str, diagnostics: list[Diagnostic], settings: Settings) -> int:
-    """Record the findings in ``path`` (sorted, one entry a line); returns how many."""
-    recorded = sorted(entry for entry, _ in entries(diagnostics, settings))
+def write(path: str, diagnostics: list[Diagnostic], settings: Settings, scope: Scope | None = None) -> int:
+    """Record the findings in ``path`` (sorted, one entry a line); returns how many.
+
+    ``scope``: the files this run linted, when not the whole project: an existing baseline's
+    entries for the other files are kept, so recording from pre-commit's changed files, or
+    despite a file that did not parse, loses nothing."""
+    recorded = [entry for entry, _ in entries(diagnostics, settings)]
+    if scope is not None and os.path.exists(path):
+        recorded += [entry for entry in load(path) if not scope.covers(entry.file)]
+    recorded = sorted(set(recorded))
     body = ",\n".join("    " + json.dumps(entry.to_json(), ensure_ascii=False) for entry in recorded)
     text = f'{{\n  "version": {VERSION},\n  "findings": [\n{body}{chr(10) if body else ""}  ]\n}}\n'
     try:
@@ -201,15 +220,22 @@ def load(path: str) -> list[Entry]:
     return out
 
 
-def compare(known: list[Entry], diagnostics: list[Diagnostic], settings: Settings) -> Comparison:
-    """Split this run's findings into the known (in the baseline) and the new, and find the stale entries."""
+def compare(
+    known: list[Entry], diagnostics: list[Diagnostic], settings: Settings, scope: Scope | None = None
+) -> Comparison:
+    """Split this run's findings into the known (in the baseline) and the new, and find the
+    stale entries: only among the files the run linted (``scope``; None: the whole project),
+    since a file it did not lint found nothing."""
     remaining = {}
     for entry in known:
-        remaining.setdefault(entry.key, entry)
+        if scope is None or scope.covers(entry.file):
+            remaining.setdefault(entry.key, entry)
     new = []
     matched = 0
+    known_keys = {entry.key for entry in known}
     for entry, d in entries(diagnostics, settings):
-        if remaining.pop(entry.key, None) is not None:
+        if entry.key in known_keys:
+            remaining.pop(entry.key, None)
             matched += 1
         else:
             new.append(d)
@@ -292,6 +318,7 @@ def check(
     out: TextIO,
     err: TextIO,
     *,
+    linted: list[str] | None = None,
     statistics: bool = False,
     quiet: bool = False,
 ) -> bool:
@@ -300,16 +327,24 @@ def check(
 
     ``--write-baseline`` records every finding and reports none (the run fails only on files
     that could not be processed); ``--baseline`` reports the new findings in ``fmt`` and
-    ends with :func:`summary` (on stdout after a text report, on stderr after a machine one)."""
+    ends with :func:`summary` (on stdout after a text report, on stderr after a machine one).
+    ``linted``: the files the run was given, when not the whole project; the files among them
+    that could not be processed count as not linted (their entries are neither stale nor dropped)."""
     from .report.text import position
     from .report.text import statistics as print_statistics
 
+    scope = None
+    if linted is not None or errors:
+        scope = Scope(
+            frozenset(relative(f, settings.root) for f in linted) if linted is not None else None,
+            frozenset(relative(e.filename, settings.root) for e in errors),
+        )
     if write_to is not None:
-        count = write(write_to, diagnostics, settings)
+        count = write(write_to, diagnostics, settings, scope)
         err.write(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline {write_to}.\n")
         return bool(errors)
     assert baseline is not None
-    comparison = compare(load(baseline), diagnostics, settings)
+    comparison = compare(load(baseline), diagnostics, settings, scope)
     text = fmt not in ("json", "json-lines", "sarif", "github")
     if statistics:
         print_statistics(comparison.new, out)

@@ -271,6 +271,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             settings,
             out,
             sys.stderr,
+            # the whole project (None) unless only some of its files were named (pre-commit)
+            linted=None if tree is not None else [str(f) for f in files] + ([stdin[0]] if stdin else []),
             statistics=args.statistics,
             quiet=args.quiet,
         )
