@@ -223,6 +223,11 @@ def test_bad_baseline_is_a_usage_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and len(proc.stderr.decode().splitlines()) == 1
     both = _check(repo, "--baseline", "bad.json", "--write-baseline", "x.json")
     assert both.returncode == 2 and b"not allowed with argument" in both.stderr
+    fixing = _check(repo, "--write-baseline", "x.json", "--fix")
+    assert fixing.returncode == 2 and b"cannot be combined with --fix" in fixing.stderr
+    piped = run_cli("check", "--add-noqa", "-", cwd=repo, stdin=AGENT.encode())
+    assert piped.returncode == 2 and b"it cannot read stdin" in piped.stderr
+    assert not (repo / "x.json").exists()
 
 
 def test_notebook_baseline_survives_a_new_cell_above(tmp_path: Path) -> None:

@@ -164,6 +164,14 @@ def test_every_output_format_handles_notebook_positions(tmp_path: Path) -> None:
     assert plain["cell"] is None and plain["location"] == {"row": 5, "column": 1}
 
 
+def test_cached_results_are_reported_by_cell_too(tmp_path: Path) -> None:
+    _shared_agent(tmp_path)
+    args = ("check", "--isolated", "--cache-dir", str(tmp_path / "cache"), "--output-format", "json", "support.ipynb")
+    cold, warm = (run_cli(*args, cwd=tmp_path) for _ in range(2))
+    assert (tmp_path / "cache").is_dir()
+    assert cold.stdout == warm.stdout and json.loads(warm.stdout)[0]["cell"] == 2
+
+
 def test_notebook_importing_a_project_module_is_linted_with_the_project_index(tmp_path: Path) -> None:
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "__init__.py").write_text("", encoding="utf-8")
@@ -195,8 +203,9 @@ def _cell_chunks(raw: str) -> list[str]:
 @pytest.mark.parametrize("indent", [1, 2], ids=["jupyter-indent", "indent-2"])
 def test_fix_writes_back_only_the_changed_cells(tmp_path: Path, indent: int) -> None:
     path, before = _shared_agent(tmp_path, indent=indent)
-    proc = run_cli("fix", "--isolated", "--unsafe-fixes", "support.ipynb", cwd=tmp_path)
+    proc = run_cli("fix", "--isolated", "--unsafe-fixes", "--show-fixes", "support.ipynb", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    assert "  support.ipynb:cell 2:6:1: DUP101 Build `agent` per call" in proc.stdout.decode()
     after = path.read_bytes()
     assert after != before and after.endswith(b"}\n")
     old, new = json.loads(before), json.loads(after)
