@@ -226,7 +226,7 @@ def compare(
     """Split this run's findings into the known (in the baseline) and the new, and find the
     stale entries: only among the files the run linted (``scope``; None: the whole project),
     since a file it did not lint found nothing."""
-    remaining = {}
+    remaining: dict[tuple[str, str, str, int], Entry] = {}
     for entry in known:
         if scope is None or scope.covers(entry.file):
             remaining.setdefault(entry.key, entry)

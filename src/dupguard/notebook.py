@@ -386,7 +386,7 @@ def _source_spans(raw: str) -> list[tuple[int, int]]:
         if not cells:
             raise NotebookError('no "cells"')
         start, _ = cells[-1]  # a repeated key: JSON keeps the last
-        spans = []
+        spans: list[tuple[int, int]] = []
         pos = _skip_ws(raw, start)
         _expect(raw, pos, "[")
         pos = _skip_ws(raw, pos + 1)
@@ -422,7 +422,7 @@ def _members(raw: str, pos: int) -> tuple[list[tuple[str, int, int]], int]:
     """The members of the JSON object at ``pos``: (key, value start, value end) each, and the
     offset just past the object."""
     import json
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # the decoder's own string scanner
 
     decoder = json.JSONDecoder()
     pos = _skip_ws(raw, pos)
