@@ -375,3 +375,19 @@ def test_write_back_places_lines_inserted_between_cells() -> None:
     assert [c["source"] for c in new["cells"]] == [["a = 1\n", "b = 2  # noqa: X"], ["c = 3  # noqa: Y"]]
     with pytest.raises(NotebookError, match="spans two cells"):
         notebook.apply("a = 1\nbc = 23\n")
+
+
+def test_max_file_size_bounds_the_code_cells_not_the_outputs(tmp_path: Path) -> None:
+    """Plots make notebooks large: a 3 MB output does not keep the code from being linted, but
+    code cells larger than ``max-file-size`` are skipped and named, as a large module is."""
+    plot = {"data": {"image/png": "A" * 3_000_000}, "metadata": {}, "output_type": "display_data"}
+    _write(tmp_path / "plots.ipynb", _notebook(MARKDOWN, {**SETUP, "outputs": [plot]}, HANDLER))
+    assert (tmp_path / "plots.ipynb").stat().st_size > 2 * 1024 * 1024
+    proc = _check(tmp_path, "plots.ipynb")
+    assert proc.returncode == 1 and "plots.ipynb:cell 2:6:1: DUP101" in proc.stdout.decode(), proc.stderr.decode()
+    padding = {**SETUP, "source": ["# " + "x" * 100 + "\n"] * 30, "outputs": []}
+    _write(tmp_path / "long.ipynb", _notebook(SETUP, padding, HANDLER))
+    small = _check(tmp_path, "--max-file-size", "2KB", "long.ipynb")
+    assert small.returncode == 1 and "DUP" not in small.stdout.decode()
+    assert "dupguard: error: long.ipynb: its code cells hold " in small.stderr.decode()
+    assert "more than max-file-size (2048 bytes), skipped" in small.stderr.decode()

@@ -63,6 +63,8 @@ if TYPE_CHECKING:
     from .semantic.model import Model
     from .semantic.positions import Positions
 
+# a notebook file may be this many times max-file-size (its outputs), its code cells not
+NOTEBOOK_BYTES = 32
 # below this many files to parse, worker start-up costs more than it saves
 PARALLEL_THRESHOLD = 16
 # files per task sent to a worker (or fewer, once a batch holds this much text)
@@ -716,16 +718,21 @@ def run(
 
     limit = settings.max_file_size
 
+    def size_limit(name: str) -> int:
+        """A notebook's outputs (plots, tables) are most of its bytes: ``max-file-size`` bounds
+        its code cells (checked once decoded), the file only ``NOTEBOOK_BYTES`` times that."""
+        return limit * NOTEBOOK_BYTES if limit and name.endswith(".ipynb") else limit
+
     def sources() -> Iterable[tuple[int, str, Path | None, bytes | None, os.stat_result | None, str | None]]:
         for index, path in enumerate(paths):
             try:
-                data, info = read_file(path, limit)
+                data, info = read_file(path, size_limit(str(path)))
                 yield index, str(path), path, data, info, None
             except SourceError as exc:
                 yield index, str(path), path, None, None, str(exc)
         if stdin is not None:
-            if limit and len(stdin[1]) > limit:
-                yield len(paths), stdin[0], None, None, None, _too_large(len(stdin[1]), limit)
+            if limit and len(stdin[1]) > size_limit(stdin[0]):
+                yield len(paths), stdin[0], None, None, None, _too_large(len(stdin[1]), size_limit(stdin[0]))
             else:
                 yield len(paths), stdin[0], None, stdin[1], None, None
 
@@ -739,6 +746,10 @@ def run(
             codes = codes_for_file(filename, settings, enabled)
             try:
                 text, encoding, source.notebook = decode_source(filename, data)
+                if limit and source.notebook is not None and len(text) > limit:
+                    raise SourceError(
+                        f"its code cells hold {len(text)} characters, more than max-file-size ({limit} bytes), skipped"
+                    )
             except SourceError as exc:
                 source.error = str(exc)
                 decode_errors.append(FileError(filename, source.error))
