@@ -38,8 +38,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic, Fix
 
-SUFFIX = ".ipynb"
-
 # cell magics whose body is Python (the first line is the magic, the rest runs as code)
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"})
 
@@ -58,10 +56,6 @@ class NotebookError(ValueError):
 class InvalidNotebook(ValueError):
     """Bytes that are not an nbformat 4 notebook; the message says why, for users (the
     pipeline's decode step reports it as the file's ``SourceError``)."""
-
-
-def is_notebook(filename: str) -> bool:
-    return filename.endswith(SUFFIX)
 
 
 def split_lines(text: str) -> list[str]:
@@ -189,9 +183,8 @@ class Notebook:
 
     def apply(self, new_text: str) -> bytes:
         """The notebook's bytes with its code cells holding ``new_text`` (a fixed version of
-        :attr:`text`): each changed line is given to the cell it replaces; a line inserted
-        between two cells goes to the next cell, unless it is indented (it then continues the
-        block the previous cell ends with). Raises :class:`NotebookError` when a change
+        :attr:`text`): each changed line is given to the cell it replaces, inserted lines to
+        the cell around them (between two cells: :meth:`_insertion`). Raises :class:`NotebookError` when a change
         touches a blanked IPython line or replaces lines of two cells by a different number
         of lines (where they belong cannot be told)."""
         import difflib
