@@ -175,10 +175,17 @@ def write(path: str, diagnostics: list[Diagnostic], settings: Settings, scope: S
     recorded = sorted(set(recorded))
     body = ",\n".join("    " + json.dumps(entry.to_json(), ensure_ascii=False) for entry in recorded)
     text = f'{{\n  "version": {VERSION},\n  "findings": [\n{body}{chr(10) if body else ""}  ]\n}}\n'
+    # a temporary file beside it, then a rename: an interrupted run leaves the old baseline whole
+    temporary = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        with open(path, "w", encoding="utf-8") as handle:
+        with open(temporary, "x", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+        os.replace(temporary, path)
     except OSError as exc:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
         raise ConfigError(f"--write-baseline: {path}: cannot write: {exc.strerror or exc}") from None
     return len(recorded)
 
