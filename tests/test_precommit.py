@@ -109,3 +109,27 @@ def test_dupguard_hook_lints_each_file_of_a_monorepo_by_its_own_config(tmp_path:
     out = proc.stdout.decode()
     assert proc.returncode == 1, out + proc.stderr.decode()
     assert "worker/app.py:9:1: DUP101" in out and "api/app.py" not in out.split("Failed")[-1]
+
+
+def test_dupguard_hook_is_given_notebooks(tmp_path: Path, repo_under_test: Path) -> None:
+    """The hooks take ``types_or: [python, pyi, jupyter]``, as ruff's do: a notebook in the
+    commit is linted (docs/adoption.md), and reported by cell."""
+    import json
+
+    def cell(source: str) -> dict:
+        return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+
+    notebook = {
+        "cells": [
+            cell("from fastapi import FastAPI\nfrom strands import Agent\n\napp = FastAPI()\nagent = Agent(tools=[])"),
+            cell("@app.post('/chat')\nasync def chat(prompt: str):\n    return await agent.invoke_async(prompt)"),
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    target = _target(tmp_path, {"explore.ipynb": json.dumps(notebook, indent=1) + "\n"})
+    proc = _try_repo(repo_under_test, target, "dupguard", "explore.ipynb")
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "explore.ipynb:cell 1:5:1: DUP101" in out

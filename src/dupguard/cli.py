@@ -147,6 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-file", "-o", metavar="PATH", help="write the report to this file (stdout stays quiet but for errors)"
     )
     check.add_argument("--watch", "-w", action="store_true", help="lint again whenever a file changes (Ctrl-C ends)")
+    adoption = check.add_mutually_exclusive_group()
+    adoption.add_argument(
+        "--baseline", metavar="FILE", help="report only the findings not recorded in FILE (see --write-baseline)"
+    )
+    adoption.add_argument("--write-baseline", metavar="FILE", help="record the current findings in FILE")
+    adoption.add_argument(
+        "--add-noqa", action="store_true", help="add a `# noqa: CODE` comment to every line with a finding"
+    )
 
     _add_fix_options(check, alias=True)
 
@@ -228,6 +236,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     other files are still linted); 2 for a usage or configuration error. ``--exit-zero``: 0
     unless 2. ``--fix`` and ``--diff`` are ``dupguard fix``.
     """
+    adopting = args.baseline or args.write_baseline or args.add_noqa
+    if adopting and (args.fix or args.diff):
+        raise ConfigError("--baseline, --write-baseline and --add-noqa cannot be combined with --fix or --diff")
+    if args.add_noqa and "-" in args.paths:
+        raise ConfigError("--add-noqa edits files in place; it cannot read stdin ('-')")
     if args.watch:  # ``check --watch``, ``check --fix --watch``: again after every change
         return _watch_check(args)
     if args.fix or args.diff:  # ``check --fix`` is ``fix``; ``check --diff`` shows the fixes
@@ -236,7 +249,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .discovery import discover
     from .hierarchy import Resolver
     from .pipeline import lint_groups
-    from .report.text import file_errors, statistics
+    from .report.text import file_errors, position, statistics
 
     # each file is linted under the nearest config above it (hierarchy.py); ``settings``: the run's.
     # The fix options say which findings ``dupguard fix`` would fix: the report marks them [*]
@@ -251,6 +264,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     files = found.files if found else []
     terminal = not args.output_file and sys.stdout.isatty()
     fmt = args.output_format or settings.output_format or ("full" if terminal else "concise")
+    if args.add_noqa:  # lint and comment in one pass over the files (addnoqa.py)
+        from .addnoqa import add_noqa_paths
+        from .addnoqa import report as noqa_report
+
+        added = add_noqa_paths(files, settings, jobs=args.jobs)
+        errors = (found.errors if found else []) + added.errors
+        file_errors(errors, sys.stderr)
+        noqa_report(added, sys.stderr)
+        return _exit_code(bool(errors), args.exit_zero)
     result = lint_groups(
         resolver,
         paths,
@@ -270,11 +292,30 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
             if wanted(out):
                 out = ColourWriter(out)
+        if args.baseline or args.write_baseline:  # baseline.py reports, and says whether the run failed
+            from .baseline import check as check_baseline
+
+            # ``check .`` from the project root judges the whole project; named files (pre-commit) only those
+            whole = any(os.path.abspath(p) == os.path.abspath(settings.root) for p in paths)
+            failed = check_baseline(
+                args.baseline,
+                args.write_baseline,
+                fmt,
+                result.diagnostics,
+                errors,
+                settings,
+                out,
+                sys.stderr,
+                linted=None if whole else [str(f) for f in files] + ([stdin[0]] if stdin else []),
+                statistics=args.statistics,
+                quiet=args.quiet,
+            )
+            return _exit_code(failed, args.exit_zero)
         if args.statistics:
             statistics(result.diagnostics, out)
         elif args.quiet and _text_format(fmt):
             for d in report.findings(result.diagnostics, errors):
-                out.write(f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}\n")
+                out.write(f"{position(d)}: {d.code} {d.message}\n")
         else:  # the text formats end with report.text.summary
             report.get(fmt)(result.diagnostics, errors, out, settings)
     finally:
@@ -390,7 +431,7 @@ def _cmd_fix(args: argparse.Namespace) -> int:
         )
         for a in applied:
             info.write(
-                f"  {a.filename}:{a.row}:{a.column + 1}: {a.code} {a.message}"
+                f"  {a.filename}:{f'cell {a.cell}:' if a.cell else ''}{a.row}:{a.column + 1}: {a.code} {a.message}"
                 f"{' (unsafe)' if a.applicability == 'unsafe' else ''}\n"
             )
     remaining = result.remaining

@@ -45,7 +45,10 @@ class Diagnostic(NamedTuple):
     """One finding. Rows are 1-based, columns 0-based (reports add 1 where tools expect it).
 
     Sorted by file and position; ``fix`` comes last, so it only breaks ties between findings
-    that are otherwise identical (and those carry the same fix).
+    that are otherwise identical (and those carry the same fix). ``cell``: in a Jupyter
+    notebook, the 1-based index of the cell the finding is in, whose rows ``row`` and
+    ``end_row`` then count (notebook.py; 0 for any other file). Until the run reports it, a
+    notebook's finding has ``cell`` 0 and rows of its joined code cells, as the cache keeps it.
     """
 
     filename: str
@@ -56,6 +59,7 @@ class Diagnostic(NamedTuple):
     end_row: int = 0
     end_column: int = 0
     fix: Fix | None = None
+    cell: int = 0
 
     def to_cache(self) -> list[Any]:
         return [

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
     from .hierarchy import Resolver
 
-PY_SUFFIXES = (".py", ".pyi")
+# Jupyter notebooks too, by default, as ruff does since 0.6 (``extend-exclude = ["*.ipynb"]``
+# leaves them out): dupguard lints their code cells (notebook.py)
+PY_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 class Discovered:

@@ -32,7 +32,7 @@ import difflib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,7 @@ from .pipeline import (
     extra_modules,
     gate,
     parse,
+    report_order,
     run,
 )
 
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
     from .edits import ProposalEdits
     from .fixes import FixProposal
+    from .notebook import Notebook
     from .project import ProjectFacts
 
 MAX_PASSES = 10
@@ -73,6 +75,7 @@ class Applied:
     message: str
     applicability: str
     pass_number: int
+    cell: int = 0  # in a notebook: the cell (``row`` is then the row in that cell)
 
 
 @dataclass
@@ -502,7 +505,7 @@ class RunResult:
 
     @property
     def remaining(self) -> list[Diagnostic]:
-        return sorted(d for f in self.files if f.outcome for d in f.outcome.remaining)
+        return sorted((d for f in self.files if f.outcome for d in f.outcome.remaining), key=report_order)
 
     @property
     def unsafe_hidden(self) -> int:
@@ -544,6 +547,8 @@ def fix_paths(
             file_result.outcome = Outcome(source.filename, None)  # type: ignore[arg-type]
             continue
         file_result.outcome, fixed = source.value
+        if source.notebook is not None:
+            fixed = _notebook_result(file_result.outcome, fixed, source.notebook)
         if file_result.outcome.error is not None:
             file_result.error = file_result.outcome.error
             result.errors.append(FileError(source.filename, file_result.error))
@@ -562,6 +567,31 @@ def fix_paths(
                 file_result.fixed = data
                 result.errors.append(FileError(source.filename, file_result.error))
     return result
+
+
+def _notebook_result(outcome: Outcome, fixed: bytes | None, notebook: Notebook) -> bytes | None:
+    """A notebook's fix, from the joined cells' text to the notebook's bytes (the changed
+    cells' sources spliced into the file as it was: notebook.py), and the outcome's positions
+    as cells and rows: the remaining findings in the notebook as fixed, the fixes made in the
+    notebook as it was. A change that cannot be written back into the cells is the file's error."""
+    from .notebook import InvalidNotebook, NotebookError, load
+
+    after = notebook
+    if fixed is not None:
+        try:
+            fixed = notebook.apply(fixed.decode("utf-8"))
+            after = load(fixed)
+        except (NotebookError, InvalidNotebook) as exc:
+            rules = ", ".join(sorted({a.code for a in outcome.applied}))
+            outcome.error = f"the {rules} fix cannot be written back into the notebook: {exc}"
+            outcome.applied = []
+            fixed = None
+            after = notebook
+    outcome.remaining = [after.translate(d) for d in outcome.remaining]
+    outcome.skipped = [(after.translate(d), why) for d, why in outcome.skipped]
+    located = [(a, notebook.locate(a.row)) for a in outcome.applied]
+    outcome.applied = [replace(a, row=row, cell=cell) for a, (cell, row) in located]
+    return fixed
 
 
 def unified_diff(result: FileResult) -> str:

@@ -6,7 +6,9 @@ One module owns every step a file goes through, so the two commands cannot drift
   ``permission denied``, ``no such file or directory``, a FIFO, socket or device, which is
   never opened, a file larger than ``max-file-size``, the system's words otherwise);
 * **decode**: bytes → text and the encoding that turns the text back into the same bytes
-  (BOM, PEP 263 coding cookie, UTF-8 otherwise), so ``fix`` writes files byte-exactly;
+  (BOM, PEP 263 coding cookie, UTF-8 otherwise), so ``fix`` writes files byte-exactly; a
+  Jupyter notebook decodes to the joined Python of its code cells (:func:`decode_source`,
+  notebook.py), and its findings are reported by cell and row;
 * **gate**: ``per-file-ignores``, the prefilter's text test and ``# dupguard: noqa`` decide
   whether the file can have a finding at all; most files stop here, and libcst is never
   imported for them;
@@ -57,11 +59,14 @@ if TYPE_CHECKING:
     from .cache import Cache
     from .fixes import FixContext
     from .hierarchy import Resolver
+    from .notebook import Notebook
     from .project import ProjectFacts, ProjectLink
     from .rules.registry import Finding
     from .semantic.model import Model
     from .semantic.positions import Positions
 
+# a notebook file may be this many times max-file-size (its outputs), its code cells not
+NOTEBOOK_BYTES = 32
 # below this many files to parse, worker start-up costs more than it saves
 PARALLEL_THRESHOLD = 16
 # files per task sent to a worker (or fewer, once a batch holds this much text)
@@ -161,6 +166,23 @@ def decode(data: bytes) -> tuple[str, str]:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         raise SourceError(f"cannot decode as {encoding.removesuffix('-sig')}: {reason}") from None
     return text, encoding
+
+
+def decode_source(filename: str, data: bytes) -> tuple[str, str, Notebook | None]:
+    """The decode step for any file: (text, encoding, notebook). A Jupyter notebook
+    (``.ipynb``) is the joined Python of its code cells, with IPython lines blanked and the
+    notebook that maps its rows to cells and writes a fixed text back (notebook.py); the
+    encoding is then the one its fixed text travels in. Any other file is :func:`decode`'s."""
+    if filename.endswith(".ipynb"):
+        from .notebook import InvalidNotebook, load
+
+        try:
+            notebook = load(data)
+        except InvalidNotebook as exc:
+            raise SourceError(str(exc)) from None
+        return notebook.text, "utf-8", notebook
+    text, encoding = decode(data)
+    return text, encoding, None
 
 
 def extra_modules(settings: Settings) -> tuple[str, ...]:
@@ -697,9 +719,11 @@ class _Runner:
 
 class Source:
     """One file that could be read: its name, path (None for stdin), bytes and status when the
-    task keeps them, the task's value (None when the gate let nothing through) or the error."""
+    task keeps them, the task's value (None when the gate let nothing through) or the error;
+    for a notebook, the :class:`~dupguard.notebook.Notebook` its text came from (the task's
+    positions are in that text; ``notebook.translate`` gives the cell and row)."""
 
-    __slots__ = ("data", "error", "filename", "path", "stat", "value")
+    __slots__ = ("data", "error", "filename", "notebook", "path", "stat", "value")
 
     def __init__(
         self, filename: str, path: Path | None, data: bytes | None, info: os.stat_result | None = None
@@ -710,6 +734,7 @@ class Source:
         self.stat = info
         self.value: Any = None
         self.error: str | None = None
+        self.notebook: Notebook | None = None
 
 
 class Run:
@@ -748,16 +773,21 @@ def run(
 
     limit = settings.max_file_size
 
+    def size_limit(name: str) -> int:
+        """A notebook's outputs (plots, tables) are most of its bytes: ``max-file-size`` bounds
+        its code cells (checked once decoded), the file only ``NOTEBOOK_BYTES`` times that."""
+        return limit * NOTEBOOK_BYTES if limit and name.endswith(".ipynb") else limit
+
     def sources() -> Iterable[tuple[int, str, Path | None, bytes | None, os.stat_result | None, str | None]]:
         for index, path in enumerate(paths):
             try:
-                data, info = read_file(path, limit)
+                data, info = read_file(path, size_limit(str(path)))
                 yield index, str(path), path, data, info, None
             except SourceError as exc:
                 yield index, str(path), path, None, None, str(exc)
         if stdin is not None:
-            if limit and len(stdin[1]) > limit:
-                yield len(paths), stdin[0], None, None, None, _too_large(len(stdin[1]), limit)
+            if limit and len(stdin[1]) > size_limit(stdin[0]):
+                yield len(paths), stdin[0], None, None, None, _too_large(len(stdin[1]), size_limit(stdin[0]))
             else:
                 yield len(paths), stdin[0], None, stdin[1], None, None
 
@@ -770,7 +800,11 @@ def run(
             result.sources.append(source)
             codes = codes_for_file(filename, settings, enabled)
             try:
-                text, encoding = decode(data)
+                text, encoding, source.notebook = decode_source(filename, data)
+                if limit and source.notebook is not None and len(text) > limit:
+                    raise SourceError(
+                        f"its code cells hold {len(text)} characters, more than max-file-size ({limit} bytes), skipped"
+                    )
             except SourceError as exc:
                 source.error = str(exc)
                 decode_errors.append(FileError(filename, source.error))
@@ -888,8 +922,11 @@ def lint_paths(
     result.errors = done.errors
     for source in done.sources:
         if source.value:
-            result.diagnostics.extend(source.value)
-    result.diagnostics.sort()
+            found = source.value
+            if source.notebook is not None:  # rows of the joined cells → cell and row
+                found = [source.notebook.translate(d) for d in sorted(found)]
+            result.diagnostics.extend(found)
+    result.diagnostics.sort(key=report_order)
     return result
 
 
@@ -920,5 +957,10 @@ def lint_groups(
         result.diagnostics.extend(done.diagnostics)
         result.errors.extend(done.errors)
     if len(groups) > 1:
-        result.diagnostics.sort()
+        result.diagnostics.sort(key=report_order)
     return result
+
+
+def report_order(d: Diagnostic) -> tuple[Any, ...]:
+    """The order findings are reported in: by file, then cell (notebooks), row and column."""
+    return (d.filename, d.cell, d.row, d.column, d.code, d.message, d.end_row, d.end_column)

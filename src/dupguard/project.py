@@ -532,8 +532,8 @@ class ProjectIndex:
         for path in tree:
             # absolute, not resolved: a module is named by the path Python imports it from
             absolute = os.path.abspath(path)
-            if not absolute.startswith(prefix):
-                continue
+            if not absolute.startswith(prefix) or absolute.endswith(".ipynb"):
+                continue  # outside the project, or a notebook: nothing imports one (it imports)
             record = _File(Path(absolute), absolute[len(prefix) :].replace(os.sep, "/"))
             self.files[absolute] = record
             names = self._names(absolute)
@@ -783,7 +783,7 @@ class ProjectIndex:
         }
 
     def _record(self, path: Path | None) -> _File | None:
-        if path is None:
+        if path is None or str(path).endswith(".ipynb"):  # a notebook is no module of the project
             return None
         absolute = os.path.abspath(path)
         record = self.files.get(absolute)

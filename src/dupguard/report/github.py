@@ -34,13 +34,25 @@ def _file(filename: str, workspace: str | None) -> str:
     return filename if relative.split(os.sep, 1)[0] == os.pardir else Path(relative).as_posix()
 
 
+def _where(d: Diagnostic) -> str:
+    """The annotation's position. A notebook's cell row is no line of the ``.ipynb`` file, so
+    like ruff it points at line 1 (clearly a fallback); the message names the cell and row."""
+    if d.cell:
+        return "line=1,col=1,endLine=1,endColumn=1"
+    return (
+        f"line={d.row},col={d.column + 1},"
+        f"endLine={d.end_row or d.row},endColumn={(d.end_column if d.end_row else d.column) + 1}"
+    )
+
+
 def github(
     diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None
 ) -> None:
+    from .text import position
+
     workspace = os.environ.get("GITHUB_WORKSPACE")
     out.writelines(
-        f"::error file={_escape(_file(d.filename, workspace), prop=True)},line={d.row},col={d.column + 1},"
-        f"endLine={d.end_row or d.row},endColumn={(d.end_column if d.end_row else d.column) + 1},"
-        f"title={d.code}::{_escape(f'{d.filename}:{d.row}:{d.column + 1}: {d.code} {d.message}')}\n"
+        f"::error file={_escape(_file(d.filename, workspace), prop=True)},{_where(d)},"
+        f"title={d.code}::{_escape(f'{position(d)}: {d.code} {d.message}')}\n"
         for d in findings(diagnostics, errors)
     )

@@ -25,6 +25,8 @@ def to_dict(d: Diagnostic) -> dict[str, Any]:
         "fix": d.fix.to_json() if d.fix else None,
         "noqa_row": d.row,
         "url": rule_url(d.code),
+        # ruff's notebook field: the 1-based cell that ``location``'s row counts in (null elsewhere)
+        "cell": d.cell or None,
     }
 
 

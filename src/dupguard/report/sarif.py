@@ -69,6 +69,15 @@ def _span(row: int, column: int, end_row: int, end_column: int) -> dict[str, int
     return {"startLine": row, "startColumn": column + 1, "endLine": end_row, "endColumn": end_column + 1}
 
 
+def _region(d: Diagnostic) -> dict[str, int]:
+    """The finding's region in the file. A notebook's cell row is no line of the ``.ipynb``
+    file: like ruff's structured formats, line 1 as a fallback (the message and the result's
+    ``properties`` give the cell and row)."""
+    if d.cell:
+        return {"startLine": 1, "startColumn": 1}
+    return _span(d.row, d.column, d.end_row or d.row, d.end_column if d.end_row else d.column)
+
+
 def _rules() -> list[dict[str, Any]]:
     rules = []
     for code, meta in sorted(all_rules().items()):
@@ -113,12 +122,15 @@ def _result(d: Diagnostic, index: dict[str, int], where: Locations) -> dict[str,
             {
                 "physicalLocation": {
                     "artifactLocation": artifact,
-                    "region": _span(d.row, d.column, d.end_row or d.row, d.end_column if d.end_row else d.column),
+                    "region": _region(d),
                 }
             }
         ],
     }
-    if d.fix is not None and d.fix.edits:
+    if d.cell:  # where in the notebook, since the region cannot say it
+        result["message"] = {"text": f"cell {d.cell}, line {d.row}, column {d.column + 1}: {d.message}"}
+        result["properties"] = {"cell": d.cell, "cellLine": d.row, "cellColumn": d.column + 1}
+    elif d.fix is not None and d.fix.edits:  # a notebook's edits are not the .ipynb file's
         replacements = [
             {
                 "deletedRegion": _span(e.row, e.column, e.end_row, e.end_column),

@@ -22,11 +22,17 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 
-def _read_lines(filename: str) -> list[str]:
+def _read_lines(filename: str, cell: int = 0) -> list[str]:
+    """The lines the finding's rows count: the file's, or a notebook cell's (as written)."""
     try:
+        if cell:
+            from ..notebook import load
+
+            with open(filename, "rb") as binary:
+                return load(binary.read()).cell_lines(cell)
         with open(filename, encoding="utf-8", errors="replace") as handle:
             return handle.read().splitlines()
-    except OSError:
+    except (OSError, ValueError):  # gone, or no longer a notebook (SourceError is a ValueError)
         return []
 
 
@@ -65,9 +71,23 @@ class FixMarks:
         return f"No fixes available{extra}." if hidden else ""
 
 
+def position(d: Diagnostic) -> str:
+    """``path:row:col``, or ``path:cell N:row:col`` in a notebook (ruff's notation)."""
+    cell = f"cell {d.cell}:" if d.cell else ""
+    return f"{d.filename}:{cell}{d.row}:{d.column + 1}"
+
+
 def _headline(d: Diagnostic, marks: FixMarks | None = None) -> str:
     mark = "[*] " if marks is not None and marks.marked(d) else ""
-    return f"{d.filename}:{d.row}:{d.column + 1}: {d.code} {mark}{d.message}"
+    return f"{position(d)}: {d.code} {mark}{d.message}"
+
+
+def _lines(lines_by_file: dict[tuple[str, int], list[str]], d: Diagnostic) -> list[str]:
+    """The lines a finding's rows count (a notebook cell's in a notebook), read once per run."""
+    key = (d.filename, d.cell)
+    if key not in lines_by_file:
+        lines_by_file[key] = _read_lines(*key)
+    return lines_by_file[key]
 
 
 def _n(count: int, word: str, plural: str | None = None) -> str:
@@ -130,15 +150,15 @@ def _summary(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO
 def full(diagnostics: list[Diagnostic], errors: list[FileError], out: TextIO, settings: Settings | None = None) -> None:
     metas = all_rules()
     marks = FixMarks(settings)
-    lines_by_file: dict[str, list[str]] = {}
+    lines_by_file: dict[tuple[str, int], list[str]] = {}
     for d in findings(diagnostics, errors):
         out.write(_headline(d, marks) + "\n")
         if d.code in RESERVED_CODES:
             if d.code != NOT_PROCESSED:  # a file that could not be read is not read again for a frame
-                _frame(d, lines_by_file.setdefault(d.filename, _read_lines(d.filename)), out)
+                _frame(d, _lines(lines_by_file, d), out)
             out.write(f"  = no rule could check this file; see `dupguard rule {d.code}` ({RESERVED_CODES[d.code]})\n\n")
             continue
-        _frame(d, lines_by_file.setdefault(d.filename, _read_lines(d.filename)), out)
+        _frame(d, _lines(lines_by_file, d), out)
         meta = metas.get(d.code)
         if meta is not None:
             hint = f"help: {meta.runtime_fix}; " if meta.runtime_fix else ""
@@ -172,7 +192,9 @@ def grouped(
     for filename, items in groupby(findings(diagnostics, errors), key=lambda d: d.filename):
         out.write(f"{filename}:\n")
         out.writelines(
-            f"  {d.row}:{d.column + 1} {d.code} {'[*] ' if marks.marked(d) else ''}{d.message}\n" for d in items
+            f"  {f'cell {d.cell}:' if d.cell else ''}{d.row}:{d.column + 1} {d.code} {'[*] ' if marks.marked(d) else ''}"
+            f"{d.message}\n"
+            for d in items
         )
         out.write("\n")
     _summary(diagnostics, errors, out, marks)
