@@ -60,6 +60,13 @@ FACTORY = "factory"
 SHARED_FACTORY = "shared-factory"
 RUNNER = "runner"
 KEY = "key"
+# one of the file's own functions that per-request code of another module calls: ``where`` is
+# the call's place, ``built`` how it is reached ("called per request by `chat`"); filed under
+# "@called.<name>"
+PER_REQUEST = "per-request"
+CALLED = "@called."
+MAX_CALL_DEPTH = 6  # project functions followed from a per-request entry point
+SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries are then rebuilt
 
 AGENT = "agent"
 MEMORY = "memory"
@@ -128,7 +135,11 @@ class ProjectFacts(NamedTuple):
 
     def has_objects(self) -> bool:
         """Anything that can make the file's code share state (constants alone cannot)."""
-        return any(fact.role != KEY for fact in self.facts.values())
+        return any(fact.role not in (KEY, PER_REQUEST) for fact in self.facts.values())
+
+    def called(self, name: str) -> Fact | None:
+        """How per-request code of another module reaches the file's top-level function ``name``."""
+        return self.facts.get(CALLED + name)
 
     def digest(self) -> str:
         """What the file's results depend on besides its own bytes (the results cache key)."""
@@ -374,13 +385,17 @@ def _function(fn: Any) -> dict:
         inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         stack.extend((child, inner) for child in ast.iter_child_nodes(node) if not isinstance(child, ast.arguments))
     decorators = []
+    paths = []  # each decorator's first positional literal string (a route's path), or None
     for d in fn.decorator_list:
         name = _dotted(d.func if isinstance(d, ast.Call) else d)
         if name:
             decorators.append(name)
+            first = d.args[0] if isinstance(d, ast.Call) and d.args else None
+            paths.append(first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None)
     return {
         "line": fn.lineno,
         "deco": decorators,
+        "deco_path": paths,
         "ret": [assigned.get(r[1], r) if r[0] == "name" else r for r in returns],
         "uses": dict(sorted(uses.items())),
         "self_calls": sorted(self_calls),
@@ -435,7 +450,96 @@ def summarise(source: bytes | str) -> dict | None:
                     note_setattr(inner, stmt.name, defs[stmt.name]["deco"])
         elif isinstance(stmt, ast.ClassDef):
             classes[stmt.name] = _class(stmt)
-    return {"imports": imports, "binds": binds, "defs": defs, "classes": classes, "setattrs": setattrs}
+    return {
+        "imports": imports,
+        "binds": binds,
+        "defs": defs,
+        "classes": classes,
+        "setattrs": setattrs,
+        "regs": _registrations(tree),
+        "page": _page(tree, imports),
+    }
+
+
+def _registration_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The method names and the last parts of the qualified callees that hand a function to a
+    host by reference (``semantic.entrypoints``: route tables, Gradio/Panel event listeners,
+    ``gr.ChatInterface(fn=...)``, ``websockets.serve(handler)``...)."""
+    from .semantic import entrypoints as ep
+
+    methods = {name for name in ep.HANDLER_REGISTRATIONS if "." not in name}
+    for table in (*ep.HOST_EVENT_REGISTRATIONS.values(), *ep.HOST_METHOD_REGISTRATIONS.values()):
+        methods.update(table)
+    callees = {name.rpartition(".")[2] for name in (*ep.HANDLER_REGISTRATIONS, *ep.HOST_REGISTRATIONS) if "." in name}
+    return frozenset(methods), frozenset(callees)
+
+
+_REGISTRATION_KEYWORDS = ("fn", "view_func", "endpoint", "handler", "callback", "func", "coroutine")
+
+
+def _registrations(tree: Any) -> list[list]:
+    """Calls anywhere in the module that may register a function by reference:
+    ``[callee, [positional dotted or None, ...], {keyword: dotted}, line]``. Which of them do
+    (a Gradio listener only in a file importing gradio...) the index decides with the tables of
+    ``semantic.entrypoints``; here only the shape is kept, so the summary stays plain data."""
+    import ast
+
+    methods, callees = _registration_names()
+    out: list[list] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if last is None or (last not in methods and last not in callees):
+            continue
+        callee = _dotted(func)
+        if callee is None:
+            continue
+        positional = [_dotted(a) if isinstance(a, (ast.Name, ast.Attribute)) else None for a in node.args[:2]]
+        keywords = {
+            k.arg: text
+            for k in node.keywords
+            if k.arg in _REGISTRATION_KEYWORDS and (text := _dotted(k.value)) is not None
+        }
+        if any(positional) or keywords:
+            out.append([callee, positional, keywords, node.lineno])
+    return out
+
+
+def _page(tree: Any, imports: dict[str, list]) -> dict | None:
+    """A Streamlit page script's session code (hosts.py, "Streamlit": the page's module level,
+    ``if __name__ == "__main__":`` included, re-runs on every session's every interaction):
+    ``{"uses": {dotted: line}}`` of the calls and function references at its module level;
+    None for a module that does not import streamlit or renders nothing at module level (a
+    helper module the page imports, which runs once per process)."""
+    import ast
+
+    aliases = {local for local, spec in imports.items() if spec[2] is None and spec[1] == "streamlit"}
+    if not aliases:
+        return None
+    quiet = {"cache_resource", "cache_data", "cache", "experimental_singleton", "experimental_memo", "secrets"}
+    uses: dict[str, int] = {}
+    renders = False
+    defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    stack = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_main_test(node.test):
+            renders = True
+        if isinstance(node, ast.Call):
+            callee = _dotted(node.func)
+            if callee:
+                uses.setdefault(callee, node.lineno)
+                parts = callee.split(".")
+                if (parts[0] in aliases and (len(parts) < 2 or parts[1] not in quiet)) or callee in defined:
+                    renders = True
+            for text in _args(node):
+                uses.setdefault(text, node.lineno)
+        stack.extend(ast.iter_child_nodes(node))
+    return {"uses": dict(sorted(uses.items()))} if renders else None
 
 
 def _class(node: Any) -> dict:
@@ -735,9 +839,152 @@ class ProjectIndex:
                 stored = self.state(attr, module)
                 if stored is not None:
                     facts[STATE + attr] = stored
+        if module and module in self._graph()[0]:  # imported by another module: maybe called per request
+            for name, fact in self.per_request().get(module, {}).items():
+                facts[CALLED + name] = fact
         if not facts:
             return None
         return ProjectFacts(package, module, facts)
+
+    # ------------------------------------------------------------------ per-request callers
+
+    def per_request(self) -> dict[str, dict[str, Fact]]:
+        """module → its top-level functions that per-request code of *another* module calls
+        (directly, or through project functions, up to ``MAX_CALL_DEPTH`` calls deep), with the
+        first such call. Per-request code is what ``semantic.entrypoints`` and ``semantic.hosts``
+        say runs per request, session or job: route-decorated functions, Chainlit hooks, worker
+        tasks, functions registered by reference (Gradio listeners, ``gr.ChatInterface(fn=...)``,
+        ``add_api_route``), a Streamlit page script's module level. Import-time calls and
+        ``if __name__ == "__main__":`` of other modules are not. Only modules that import another
+        project module can call one, so only they are parsed (once per run; kept in the cache)."""
+        if "per-request" not in self._memo:
+            self._memo["per-request"] = self._per_request()
+        return self._memo["per-request"]
+
+    def _per_request(self) -> dict[str, dict[str, Fact]]:
+        importers = self._graph()[0]
+        callers = set().union(*importers.values()) if importers else set()
+        reached: dict[str, dict[str, Fact]] = {}
+        seen: set[tuple[str, str]] = set()
+        work: list[tuple[_File, str, int]] = []
+
+        def reach(caller: _File, how: str, line: int, target: tuple | None, depth: int) -> None:
+            if target is None or target[0] != "def" or target[3] or depth > MAX_CALL_DEPTH:
+                return
+            record, name = target[1], target[2]
+            if record is not caller:
+                fact = Fact(PER_REQUEST, "", self._where(caller, line), how)
+                reached.setdefault(record.module, {}).setdefault(name, fact)
+            if (record.module, name) not in seen:
+                seen.add((record.module, name))
+                work.append((record, name, depth))
+
+        for module in sorted(callers):
+            record = self.modules.get(module)
+            summary = self._summary(record) if record is not None else None
+            if record is None or summary is None or record.module != module:
+                continue
+            for name, fn in summary["defs"].items():
+                if self._entry(record, summary, fn):
+                    reach(record, "", fn["line"], ("def", record, name, ""), 0)
+            for registered, callee, line in self._registered(record, summary):
+                reach(record, f"registered as a per-request handler with `{callee}(...)`", line, self._target(record, registered), 1)
+            page = summary.get("page")
+            if page is not None:
+                for use, line in page["uses"].items():
+                    reach(record, "called per request by the Streamlit page", line, self._target(record, use), 1)
+        while work:
+            record, name, depth = work.pop()
+            summary = self._summary(record)
+            assert summary is not None
+            fn = summary["defs"][name]
+            local = set(fn["locals"])
+            for use, line in fn["uses"].items():
+                if use.split(".")[0].removesuffix("()") in local:
+                    continue
+                reach(record, f"called per request by `{name}`", line, self._target(record, use), depth + 1)
+        return reached
+
+    def _registered(self, record: _File, summary: dict) -> list[tuple[str, str, int]]:
+        """(the registered function's dotted name, the registering call, its line) for each call
+        of ``record`` that hands a function to a host by reference, by the tables of
+        ``semantic.entrypoints``: a qualified callee (``gr.ChatInterface(fn=...)``,
+        ``starlette.routing.Route(path, f)``), or a method name (``add_api_route``; a Gradio or
+        Panel listener such as ``btn.click(fn=...)`` only in a file importing that host)."""
+        from .semantic import entrypoints as ep
+
+        hosts = {
+            (absolute_module(record.package, spec[0], spec[1]) or "").split(".")[0]
+            for spec in summary["imports"].values()
+            if isinstance(spec, list) and len(spec) == 3
+        }
+        methods: dict[str, Any] = {k: v for k, v in ep.HANDLER_REGISTRATIONS.items() if "." not in k}
+        for host, table in (*ep.HOST_EVENT_REGISTRATIONS.items(), *ep.HOST_METHOD_REGISTRATIONS.items()):
+            if host in hosts:
+                methods.update(table)
+        out = []
+        for entry in summary.get("regs", ()):
+            try:
+                callee, positional, keywords, line = entry
+                positional, keywords = list(positional), dict(keywords)
+            except (TypeError, ValueError):
+                continue
+            target = self._target(record, callee)
+            qualified = target[1] if target is not None and target[0] == "ext" else ""
+            if qualified in ep.HANDLER_REGISTRATIONS:
+                where = ep.HANDLER_REGISTRATIONS[qualified]
+            elif qualified in ep.HOST_REGISTRATIONS and ep.HOST_REGISTRATIONS[qualified][1] == ep.HANDLER:
+                where = ep.HOST_REGISTRATIONS[qualified][0]
+            elif "." in callee and callee.rpartition(".")[2] in methods:
+                where = methods[callee.rpartition(".")[2]]
+            else:
+                continue
+            arg = None
+            if isinstance(where, int) and where < len(positional):
+                arg = positional[where]
+            elif isinstance(where, str):
+                arg = keywords.get(where)
+            arg = arg or next((keywords[k] for k in _REGISTRATION_KEYWORDS if keywords.get(k)), None)
+            if isinstance(arg, str) and arg:
+                out.append((arg, callee, int(line)))
+        return out
+
+    def _entry(self, record: _File, summary: dict, fn: dict) -> bool:
+        """Is this top-level function run per request or job by its host: a route, a Chainlit
+        hook, a worker task (``semantic.entrypoints``'s decorators)? Bedrock AgentCore's
+        entrypoint is not: its whole process belongs to one session (hosts.py)."""
+        from .semantic import entrypoints as ep
+
+        named = ep.HANDLER_DECORATORS | ep.WORKER_DECORATORS | ep.HOST_HANDLER_DECORATORS
+        paths = fn.get("deco_path") or [None] * len(fn["deco"])
+        for dotted, path in zip(fn["deco"], paths):
+            target = self._target(record, dotted)
+            if target is not None and target[0] == "ext" and target[1] in named:
+                return True
+            receiver, _, method = dotted.rpartition(".")
+            if not receiver:
+                continue
+            cls = ""
+            if target is not None and target[0] == "bind" and target[1] is record:
+                expr = summary["binds"][target[2]][1]
+                owner = self._target(record, expr[1]) if expr[0] == "call" else None
+                cls = owner[1] if owner is not None and owner[0] == "ext" else ""
+            table = ep.HOST_APP_DECORATORS.get(cls)
+            if table is not None:
+                if cls in ep.AGENTCORE_APPS:
+                    continue
+                if table.get(method) in (ep.HANDLER, ep.WORKER):
+                    return True
+                continue
+            if method in ep.ROUTE_METHODS and (
+                cls in ep.APP_CLASSES
+                or cls.rpartition(".")[0] in ep.APP_CLASSES
+                or (isinstance(path, str) and path.startswith("/"))
+            ):
+                return True
+            if method in ep.WORKER_METHODS and (cls in ep.WORKER_APP_CLASSES or "celery" in receiver.lower()):
+                return True
+        return False
 
     def _top_names(self) -> frozenset[str]:
         if self._top is None:
@@ -1382,7 +1629,14 @@ class ProjectLink:
         import hashlib
 
         s = self.settings
-        what = (self.extra, tuple(s.src), s.extend_stateful_agents, s.extend_stateless, s.extend_memory_classes)
+        what = (
+            SUMMARY_FORMAT,
+            self.extra,
+            tuple(s.src),
+            s.extend_stateful_agents,
+            s.extend_stateless,
+            s.extend_memory_classes,
+        )
         return hashlib.blake2b(repr(what).encode(), digest_size=6).hexdigest()
 
     def _load_snapshot(self) -> dict[str, Any] | None:
@@ -1411,12 +1665,15 @@ class ProjectLink:
         return [root / d for d in self.settings.src]
 
     def _may_need(self, text: str) -> bool:
-        """Does the text import a module of the project (or reach ``app.state``)? A text test
-        and a listing of the import roots: the one-file run of an unrelated file stops here."""
+        """Does the text import a module of the project (or reach ``app.state``), or is it agent
+        code that defines functions (another module may call them per request)? Text tests and a
+        listing of the import roots: the one-file run of an unrelated file stops here."""
         if "import" not in text and ".state." not in text:
             return False
         if ".state." in text or ("from" in text and _RELATIVE.search("\n" + text) is not None):
             return True
+        if "def " in text and might_matter(text, self.extra):
+            return True  # agent code whose functions another module may call per request
         if self._top is None:
             names = set()
             for directory in self._roots():

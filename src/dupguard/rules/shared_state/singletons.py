@@ -73,10 +73,12 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
             yield _elsewhere(shared, ctx, found, via, where, more, advice)
             continue
         assert shared.report_node is not None  # bound in this file
+        called = model.project.called(where) if model.project is not None and first.function else None
+        caller = f", which is {called.built} at {called.where}" if called is not None else ""
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
-            f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
+            f"used{via} in `{where}` (line {ctx.line(first.node)}){caller}{more}; {advice}",
             fix=ctx.fix(shared),
         )
 
