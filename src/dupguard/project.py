@@ -65,6 +65,7 @@ KEY = "key"
 # "@called.<name>"
 PER_REQUEST = "per-request"
 CALLED = "@called."
+RUNS = "@runs."  # one of the file's module-level agents or memories, run per request from another module
 MAX_CALL_DEPTH = 6  # project functions followed from a per-request entry point
 SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries are then rebuilt
 
@@ -140,6 +141,11 @@ class ProjectFacts(NamedTuple):
     def called(self, name: str) -> Fact | None:
         """How per-request code of another module reaches the file's top-level function ``name``."""
         return self.facts.get(CALLED + name)
+
+    def runs(self, name: str) -> Fact | None:
+        """How a project function of another module, reached per request, runs the file's
+        module-level object ``name`` (or the agent holding it)."""
+        return self.facts.get(RUNS + name)
 
     def digest(self) -> str:
         """What the file's results depend on besides its own bytes (the results cache key)."""
@@ -841,7 +847,7 @@ class ProjectIndex:
                     facts[STATE + attr] = stored
         if module and module in self._graph()[0]:  # imported by another module: maybe called per request
             for name, fact in self.per_request().get(module, {}).items():
-                facts[CALLED + name] = fact
+                facts[name if name.startswith(RUNS) else CALLED + name] = fact
         if not facts:
             return None
         return ProjectFacts(package, module, facts)
@@ -865,19 +871,21 @@ class ProjectIndex:
         importers = self._graph()[0]
         callers = set().union(*importers.values()) if importers else set()
         reached: dict[str, dict[str, Fact]] = {}
-        seen: set[tuple[str, str]] = set()
-        work: list[tuple[_File, str, int]] = []
+        seen: set[tuple[str, str, bool]] = set()
+        # (module, function, calls from the entry point, reached across a module boundary)
+        work: list[tuple[_File, str, int, bool]] = []
 
-        def reach(caller: _File, how: str, line: int, target: tuple | None, depth: int) -> None:
+        def reach(caller: _File, how: str, line: int, target: tuple | None, depth: int, crossed: bool) -> None:
             if target is None or target[0] != "def" or target[3] or depth > MAX_CALL_DEPTH:
                 return
             record, name = target[1], target[2]
             if record is not caller:
                 fact = Fact(PER_REQUEST, "", self._where(caller, line), how)
                 reached.setdefault(record.module, {}).setdefault(name, fact)
-            if (record.module, name) not in seen:
-                seen.add((record.module, name))
-                work.append((record, name, depth))
+            key = (record.module, name, crossed or record is not caller)
+            if key not in seen:
+                seen.add(key)
+                work.append((record, name, depth, key[2]))
 
         for module in sorted(callers):
             record = self.modules.get(module)
@@ -886,15 +894,22 @@ class ProjectIndex:
                 continue
             for name, fn in summary["defs"].items():
                 if self._entry(record, summary, fn):
-                    reach(record, "", fn["line"], ("def", record, name, ""), 0)
+                    reach(record, "", fn["line"], ("def", record, name, ""), 0, False)
             for registered, callee, line in self._registered(record, summary):
-                reach(record, f"registered as a per-request handler with `{callee}(...)`", line, self._target(record, registered), 1)
+                reach(
+                    record,
+                    f"registered as a per-request handler with `{callee}(...)`",
+                    line,
+                    self._target(record, registered),
+                    1,
+                    False,
+                )
             page = summary.get("page")
             if page is not None:
                 for use, line in page["uses"].items():
-                    reach(record, "called per request by the Streamlit page", line, self._target(record, use), 1)
+                    reach(record, "called per request by the Streamlit page", line, self._target(record, use), 1, False)
         while work:
-            record, name, depth = work.pop()
+            record, name, depth, crossed = work.pop()
             summary = self._summary(record)
             assert summary is not None
             fn = summary["defs"][name]
@@ -902,8 +917,43 @@ class ProjectIndex:
             for use, line in fn["uses"].items():
                 if use.split(".")[0].removesuffix("()") in local:
                     continue
-                reach(record, f"called per request by `{name}`", line, self._target(record, use), depth + 1)
+                target = self._target(record, use)
+                reach(record, f"called per request by `{name}`", line, target, depth + 1, crossed)
+                if crossed and target is not None and target[0] == "bind" and target[1] is not record:
+                    self._object_run(reached, record, name, line, target)
         return reached
+
+    def _object_run(
+        self, reached: dict[str, dict[str, Fact]], record: _File, name: str, line: int, target: tuple
+    ) -> None:
+        """A module-level agent or memory of another module that a project function reached per
+        request (not an entry point itself: a route using an imported agent is reported where it
+        uses it) runs: the object's module gets a fact too, so the report lands where the object
+        is built (NeoFacturing/backend: app/core/chat.py's ``get_response`` runs the agent of
+        app/core/agent.py, built with the memory of app/core/memory.py). Filed under "@runs.<name>"."""
+        fact = self._fact_of(target)
+        if fact is None or fact.role != OBJECT or fact.kind not in STATEFUL or fact.how != "module":
+            return
+        how = f"run per request by `{name}` at {self._where(record, line)}"
+        owner, bound = target[1], target[2]
+        reached.setdefault(owner.module, {}).setdefault(RUNS + bound, Fact(PER_REQUEST, fact.kind, fact.where, how))
+        held = self._held_target(owner, bound)
+        if held is not None:
+            memory = Fact(PER_REQUEST, MEMORY, fact.holds, f"held by `{bound}` ({fact.where}), {how}")
+            reached.setdefault(held[0].module, {}).setdefault(RUNS + held[1], memory)
+
+    def _held_target(self, record: _File, name: str) -> tuple[_File, str] | None:
+        """The module-level memory (its module and name) the agent bound as ``name`` is built with."""
+        expr = self._summary(record)["binds"][name][1]  # type: ignore[index]
+        if expr[0] != "call":
+            return None
+        for arg in expr[3]:
+            target = self._target(record, arg)
+            if target is not None and target[0] == "bind" and not target[3]:
+                fact = self._fact_of(target)
+                if fact is not None and fact.role == OBJECT and fact.kind == MEMORY and fact.how == "module":
+                    return target[1], target[2]
+        return None
 
     def _registered(self, record: _File, summary: dict) -> list[tuple[str, str, int]]:
         """(the registered function's dotted name, the registering call, its line) for each call
@@ -1666,14 +1716,14 @@ class ProjectLink:
 
     def _may_need(self, text: str) -> bool:
         """Does the text import a module of the project (or reach ``app.state``), or is it agent
-        code that defines functions (another module may call them per request)? Text tests and a
-        listing of the import roots: the one-file run of an unrelated file stops here."""
+        code (another module may call its functions or run its objects per request)? Text tests
+        and a listing of the import roots: the one-file run of an unrelated file stops here."""
         if "import" not in text and ".state." not in text:
             return False
         if ".state." in text or ("from" in text and _RELATIVE.search("\n" + text) is not None):
             return True
-        if "def " in text and might_matter(text, self.extra):
-            return True  # agent code whose functions another module may call per request
+        if might_matter(text, self.extra):
+            return True  # agent code: another module may call its functions or run its objects per request
         if self._top is None:
             names = set()
             for directory in self._roots():
