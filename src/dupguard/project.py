@@ -22,6 +22,13 @@ What a name can be (:class:`Fact` ``role``):
 * ``key``: a constant (a module-level literal, or a literal attribute of a config class or of its
   module-level instance): a session key that comes from one is the same for every request (DUP103).
 
+The facts also run the other way (``per-request``): a module learns which of its own functions
+per-request code of *another* module calls (``@called.<name>``: a route in ``routes.py`` calls
+``agent.get_response``, ``main.py`` registers ``app.respond`` as a Gradio listener), so the model
+treats them as handlers and the report lands at the shared object's binding, where it is fixed;
+and which of its module-level objects a function so reached runs (``@runs.<name>``), when that
+function lives in a third module (:meth:`ProjectIndex.per_request`).
+
 How it stays cheap (bench/RESULTS.md: irrelevant trees ≤ 2× ruff, agent code ≤ 1.3× the libcst
 parse + walk floor):
 
