@@ -948,6 +948,37 @@ def test_chainlit_handler_reaches_a_function_through_another(tmp_path: Path) -> 
     assert "used in `answer` (line 8)" in found[0][3]
 
 
+@pytest.mark.parametrize(
+    ("caller", "row"),
+    [
+        ("import gradio as gr\n\nfrom app.brain import answer\n\ngr.ChatInterface(fn=answer).launch()\n", 5),
+        (
+            (
+                "from celery import shared_task\n\nimport app.brain as brain\n\n\n@shared_task\n"
+                "def job(question):\n    return brain.answer(question)\n"
+            ),
+            8,
+        ),
+        (
+            (
+                "from fastapi import APIRouter\n\nfrom app import brain\n\nrouter = APIRouter()\n"
+                'router.add_api_route("/ask", brain.answer, methods=["POST"])\n'
+            ),
+            6,
+        ),
+    ],
+    ids=["chat-interface", "celery-task", "add-api-route"],
+)
+def test_more_hosts_reach_a_function_of_another_module(tmp_path: Path, caller: str, row: int) -> None:
+    """Issue 14, class 2 lists these hosts: ``gr.ChatInterface(fn=...)``, a Celery task and a route
+    added by reference (``semantic/entrypoints.py``'s tables) run the function they are handed, or
+    call, per request or job; each is another module's per-request code for app/brain.py."""
+    found = _lint(tmp_path, {"app/__init__.py": "", "app/brain.py": AGENT_MODULE, "caller.py": caller})
+    mine = [(f, r, code, m) for f, r, code, m in found if f == "app/brain.py"]
+    assert _codes(mine) == [("app/brain.py", 4, "DUP102")], found
+    assert f"at caller.py:{row}" in mine[0][3]
+
+
 def test_calls_at_import_time_or_under_main_are_not_per_request(tmp_path: Path) -> None:
     """The counterpart of the NeoFacturing case: a script that calls the function once when it is
     imported and once under ``if __name__ == "__main__":`` (a command-line entry, as the labelled
