@@ -236,7 +236,10 @@ def test_project_factory_bound_at_module_level(tmp_path: Path) -> None:
 def test_function_that_runs_a_shared_agent_three_modules_away(tmp_path: Path) -> None:
     """NeoFacturing/backend@174cfd9bc40a1f0058109a029c15a15f95626522: the memory is built in
     app/core/memory.py, the agent in app/core/agent.py, run by get_response() in app/core/chat.py,
-    which the route in app/main.py calls. The finding is at the call and names every place."""
+    which the route in app/main.py calls. The finding is at the call and names every place; the
+    index also tells app/core/chat.py that the route calls ``get_response`` per request, and
+    agent.py and memory.py that a function reached per request runs their objects, so each is
+    reported where it is built (where the labels put these defects and a maintainer fixes them)."""
     found = _lint(
         tmp_path,
         {
@@ -276,7 +279,17 @@ def test_function_that_runs_a_shared_agent_three_modules_away(tmp_path: Path) ->
                 """,
         },
     )
-    assert _codes(found) == [("app/main.py", 10, "DUP101"), ("app/main.py", 10, "DUP102")]
+    assert _codes(found) == [
+        ("app/core/agent.py", 5, "DUP101"),
+        ("app/core/chat.py", 6, "DUP101"),
+        ("app/core/chat.py", 6, "DUP102"),
+        ("app/core/memory.py", 3, "DUP102"),
+        ("app/main.py", 10, "DUP101"),
+        ("app/main.py", 10, "DUP102"),
+    ]
+    assert "run per request by `get_response` at app/core/chat.py:6" in found[0][3]
+    assert "held by `bot` (app/core/agent.py:5), run per request by `get_response`" in found[3][3]
+    found = found[4:]
     message = found[0][3]
     assert message.startswith("`get_response()` runs `bot` (app/core/chat.py:6)")
     assert "bound at module level in app/core/agent.py:5" in message and "called here in `read_chat`" in message
@@ -467,8 +480,9 @@ def test_streamlit_script_importing_a_module_level_memory(tmp_path: Path) -> Non
                 """,
         },
     )
-    assert _codes(found) == [("app.py", 10, "DUP102")]
-    assert "`route()` runs `memory` (agents/calculator.py:8)" in found[0][3]
+    assert _codes(found) == [("agents/calculator.py", 4, "DUP102"), ("app.py", 10, "DUP102")]
+    assert "which is called per request by `route` at agents/router.py:5" in found[0][3]
+    assert "`route()` runs `memory` (agents/calculator.py:8)" in found[1][3]
 
 
 def test_what_another_module_builds_per_call_is_not_shared(tmp_path: Path) -> None:
@@ -828,3 +842,192 @@ def test_bad_projects_never_crash_the_index(tmp_path: Path) -> None:
     errors = proc.stderr.decode()
     assert "app/broken.py: syntax error" in errors and "app/binary.py: cannot decode" in errors
     assert "app/deep.py: too deeply nested to parse" in errors
+
+
+# ----------------------------------------------------------------------------- per-request callers elsewhere
+
+AGENT_MODULE = """\
+from langchain.agents import AgentExecutor
+from langchain.memory import ConversationBufferMemory
+
+memory = ConversationBufferMemory(memory_key="history")
+
+
+def answer(question):
+    executor = AgentExecutor(agent=None, tools=[], memory=memory)
+    return executor.run(question)
+"""
+
+
+def test_route_in_another_module_calls_a_function_that_writes_a_shared_memory(tmp_path: Path) -> None:
+    """NeoFacturing/backend@174cfd9bc40a1f0058109a029c15a15f95626522: the route of app/main.py
+    calls a function of app/core/chat.py that runs the shared agent; that module has no route of
+    its own, so only the index can tell it that ``answer`` runs per request. Here the module is
+    reached with ``import app.brain as brain; brain.answer(...)`` and is reported where its
+    memory is bound, naming the route's call."""
+    found = _lint(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "app/brain.py": AGENT_MODULE,
+            "app/routes.py": ROUTE.format(imports="import app.brain as brain", body="brain.answer(question)"),
+        },
+    )
+    assert ("app/brain.py", 4, "DUP102") in _codes(found)
+    message = next(m for f, row, _, m in found if f == "app/brain.py")
+    assert "used in `answer` (line 8), which is called per request by `chat` at app/routes.py:9" in message, message
+
+
+def test_streamlit_page_calls_a_function_of_an_imported_module(tmp_path: Path) -> None:
+    """amitkharche/agents_agentic_ai_rag_langgraph_orchestrator@0f16092825b9caeb1a826a3deb5a289643da0b77:
+    streamlit_app/app.py (the page) calls the router, which calls each agents/*.py module's
+    executor factory over that module's one memory. Modules a page imports load once per process,
+    and the page's module level runs per session: the memory is reported in its own module."""
+    page = """\
+        import streamlit as st
+
+        from app.brain import answer
+
+        question = st.chat_input("Ask")
+        if question:
+            st.write(answer(question))
+        """
+    found = _lint(tmp_path, {"app/__init__.py": "", "app/brain.py": AGENT_MODULE, "page.py": page})
+    mine = [(f, row, code, m) for f, row, code, m in found if f == "app/brain.py"]
+    assert _codes(mine) == [("app/brain.py", 4, "DUP102")]
+    assert "called per request by the Streamlit page at page.py:7" in mine[0][3]
+
+
+def test_gradio_listener_registered_in_another_module(tmp_path: Path) -> None:
+    """jorge-armando-navarro-flores/Simple_Natural_Language_AI_Agent_Calculator@d1e314bcc6ceb3b2f63c1cd5e5de8f14db17ad8d:
+    main.py builds the Blocks UI and registers app.py's functions as listeners
+    (``msg.submit(app.response, ...)``); app.py invokes the checkpointed graph with one constant
+    thread id, which only a listener makes a defect. Registered here by keyword, ``fn=``."""
+    app = """\
+        from langgraph.checkpoint.memory import MemorySaver
+        from langgraph.graph import StateGraph
+
+        graph = StateGraph(dict).compile(checkpointer=MemorySaver())
+
+
+        def response(message, history):
+            return graph.invoke({"q": message}, {"configurable": {"thread_id": "1"}})
+        """
+    ui = """\
+        import gradio as gr
+
+        import app
+
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            out = gr.Textbox()
+            box.submit(fn=app.response, inputs=[box, out], outputs=[out])
+
+        demo.launch()
+        """
+    found = _lint(tmp_path, {"app.py": app, "main.py": ui})
+    assert _codes(found) == [("app.py", 8, "DUP103")]
+    assert "(`response`)" in found[0][3]
+
+
+def test_chainlit_handler_reaches_a_function_through_another(tmp_path: Path) -> None:
+    """amitkharche/agents_agentic_ai_rag_langgraph_orchestrator@0f16092825b9caeb1a826a3deb5a289643da0b77
+    again, one step longer: agents/supervisor.py's ``supervisor_route`` (called by the page)
+    calls the executor factory that uses the memory. Here a Chainlit ``@cl.on_message`` hook
+    calls ``route`` of app/brain.py, which calls ``answer`` of the same module: the memory is
+    reported, and the call that reaches the module is named."""
+    brain = AGENT_MODULE + "\n\ndef route(question):\n    return answer(question.strip())\n"
+    hook = """\
+        import chainlit as cl
+
+        from app.brain import route
+
+
+        @cl.on_message
+        async def on_message(message: cl.Message):
+            await cl.Message(content=route(message.content)).send()
+        """
+    found = _lint(tmp_path, {"app/__init__.py": "", "app/brain.py": brain, "hooks.py": hook})
+    assert _codes(found) == [("app/brain.py", 4, "DUP102"), ("hooks.py", 8, "DUP102")]  # and where it is reached
+    assert "used in `answer` (line 8)" in found[0][3]
+
+
+@pytest.mark.parametrize(
+    ("caller", "row"),
+    [
+        ("import gradio as gr\n\nfrom app.brain import answer\n\ngr.ChatInterface(fn=answer).launch()\n", 5),
+        (
+            (
+                "from celery import shared_task\n\nimport app.brain as brain\n\n\n@shared_task\n"
+                "def job(question):\n    return brain.answer(question)\n"
+            ),
+            8,
+        ),
+        (
+            (
+                "from fastapi import APIRouter\n\nfrom app import brain\n\nrouter = APIRouter()\n"
+                'router.add_api_route("/ask", brain.answer, methods=["POST"])\n'
+            ),
+            6,
+        ),
+    ],
+    ids=["chat-interface", "celery-task", "add-api-route"],
+)
+def test_more_hosts_reach_a_function_of_another_module(tmp_path: Path, caller: str, row: int) -> None:
+    """Issue 14, class 2 lists these hosts: ``gr.ChatInterface(fn=...)``, a Celery task and a route
+    added by reference (``semantic/entrypoints.py``'s tables) run the function they are handed, or
+    call, per request or job; each is another module's per-request code for app/brain.py."""
+    found = _lint(tmp_path, {"app/__init__.py": "", "app/brain.py": AGENT_MODULE, "caller.py": caller})
+    mine = [(f, r, code, m) for f, r, code, m in found if f == "app/brain.py"]
+    assert _codes(mine) == [("app/brain.py", 4, "DUP102")], found
+    assert f"at caller.py:{row}" in mine[0][3]
+
+
+def test_calls_at_import_time_or_under_main_are_not_per_request(tmp_path: Path) -> None:
+    """The counterpart of the NeoFacturing case: a script that calls the function once when it is
+    imported and once under ``if __name__ == "__main__":`` (a command-line entry, as the labelled
+    repositories' CLI scripts do) runs it once per process, not per request; nothing is reported."""
+    script = """\
+        from fastapi import FastAPI
+
+        from app.brain import answer
+
+        api = FastAPI()
+        WARMUP = answer("hello")
+
+        if __name__ == "__main__":
+            print(answer("once"))
+        """
+    found = _lint(tmp_path, {"app/__init__.py": "", "app/brain.py": AGENT_MODULE, "script.py": script})
+    assert found == []
+
+
+def _caller_project(root: Path, *, calls: bool) -> None:
+    body = "brain.answer(question)" if calls else "question.upper()"
+    _write(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/brain.py": AGENT_MODULE,
+            "app/routes.py": ROUTE.format(imports="import app.brain as brain", body=body),
+        },
+    )
+
+
+def test_cache_follows_the_caller_in_another_module(tmp_path: Path) -> None:
+    """app/brain.py's finding depends on app/routes.py's bytes: when the route stops calling
+    ``answer``, the warm cache must not replay brain.py's finding (its entry is keyed by the
+    facts it consumed, which name the caller), and it comes back when the call does."""
+    _caller_project(tmp_path, calls=True)
+    first = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert [(Path(d["filename"]).name, d["code"]) for d in json.loads(first.stdout)] == [
+        ("brain.py", "DUP102"),
+        ("routes.py", "DUP102"),
+    ], first.stdout
+    _caller_project(tmp_path, calls=False)
+    second = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert json.loads(second.stdout) == [], second.stdout
+    _caller_project(tmp_path, calls=True)
+    third = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert json.loads(third.stdout) == json.loads(first.stdout)
+    assert (tmp_path / ".dupguard_cache").is_dir()

@@ -22,6 +22,13 @@ What a name can be (:class:`Fact` ``role``):
 * ``key``: a constant (a module-level literal, or a literal attribute of a config class or of its
   module-level instance): a session key that comes from one is the same for every request (DUP103).
 
+The facts also run the other way (``per-request``): a module learns which of its own functions
+per-request code of *another* module calls (``@called.<name>``: a route in ``routes.py`` calls
+``agent.get_response``, ``main.py`` registers ``app.respond`` as a Gradio listener), so the model
+treats them as handlers and the report lands at the shared object's binding, where it is fixed;
+and which of its module-level objects a function so reached runs (``@runs.<name>``), when that
+function lives in a third module (:meth:`ProjectIndex.per_request`).
+
 How it stays cheap (bench/RESULTS.md: irrelevant trees ≤ 2× ruff, agent code ≤ 1.3× the libcst
 parse + walk floor):
 
@@ -60,6 +67,14 @@ FACTORY = "factory"
 SHARED_FACTORY = "shared-factory"
 RUNNER = "runner"
 KEY = "key"
+# one of the file's own functions that per-request code of another module calls: ``where`` is
+# the call's place, ``built`` how it is reached ("called per request by `chat`"); filed under
+# "@called.<name>"
+PER_REQUEST = "per-request"
+CALLED = "@called."
+RUNS = "@runs."  # one of the file's module-level agents or memories, run per request from another module
+MAX_CALL_DEPTH = 6  # project functions followed from a per-request entry point
+SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries are then rebuilt
 
 AGENT = "agent"
 MEMORY = "memory"
@@ -128,7 +143,16 @@ class ProjectFacts(NamedTuple):
 
     def has_objects(self) -> bool:
         """Anything that can make the file's code share state (constants alone cannot)."""
-        return any(fact.role != KEY for fact in self.facts.values())
+        return any(fact.role not in (KEY, PER_REQUEST) for fact in self.facts.values())
+
+    def called(self, name: str) -> Fact | None:
+        """How per-request code of another module reaches the file's top-level function ``name``."""
+        return self.facts.get(CALLED + name)
+
+    def runs(self, name: str) -> Fact | None:
+        """How a project function of another module, reached per request, runs the file's
+        module-level object ``name`` (or the agent holding it)."""
+        return self.facts.get(RUNS + name)
 
     def digest(self) -> str:
         """What the file's results depend on besides its own bytes (the results cache key)."""
@@ -374,13 +398,17 @@ def _function(fn: Any) -> dict:
         inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         stack.extend((child, inner) for child in ast.iter_child_nodes(node) if not isinstance(child, ast.arguments))
     decorators = []
+    paths = []  # each decorator's first positional literal string (a route's path), or None
     for d in fn.decorator_list:
         name = _dotted(d.func if isinstance(d, ast.Call) else d)
         if name:
             decorators.append(name)
+            first = d.args[0] if isinstance(d, ast.Call) and d.args else None
+            paths.append(first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None)
     return {
         "line": fn.lineno,
         "deco": decorators,
+        "deco_path": paths,
         "ret": [assigned.get(r[1], r) if r[0] == "name" else r for r in returns],
         "uses": dict(sorted(uses.items())),
         "self_calls": sorted(self_calls),
@@ -435,7 +463,96 @@ def summarise(source: bytes | str) -> dict | None:
                     note_setattr(inner, stmt.name, defs[stmt.name]["deco"])
         elif isinstance(stmt, ast.ClassDef):
             classes[stmt.name] = _class(stmt)
-    return {"imports": imports, "binds": binds, "defs": defs, "classes": classes, "setattrs": setattrs}
+    return {
+        "imports": imports,
+        "binds": binds,
+        "defs": defs,
+        "classes": classes,
+        "setattrs": setattrs,
+        "regs": _registrations(tree),
+        "page": _page(tree, imports),
+    }
+
+
+def _registration_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The method names and the last parts of the qualified callees that hand a function to a
+    host by reference (``semantic.entrypoints``: route tables, Gradio/Panel event listeners,
+    ``gr.ChatInterface(fn=...)``, ``websockets.serve(handler)``...)."""
+    from .semantic import entrypoints as ep
+
+    methods = {name for name in ep.HANDLER_REGISTRATIONS if "." not in name}
+    for table in (*ep.HOST_EVENT_REGISTRATIONS.values(), *ep.HOST_METHOD_REGISTRATIONS.values()):
+        methods.update(table)
+    callees = {name.rpartition(".")[2] for name in (*ep.HANDLER_REGISTRATIONS, *ep.HOST_REGISTRATIONS) if "." in name}
+    return frozenset(methods), frozenset(callees)
+
+
+_REGISTRATION_KEYWORDS = ("fn", "view_func", "endpoint", "handler", "callback", "func", "coroutine")
+
+
+def _registrations(tree: Any) -> list[list]:
+    """Calls anywhere in the module that may register a function by reference:
+    ``[callee, [positional dotted or None, ...], {keyword: dotted}, line]``. Which of them do
+    (a Gradio listener only in a file importing gradio...) the index decides with the tables of
+    ``semantic.entrypoints``; here only the shape is kept, so the summary stays plain data."""
+    import ast
+
+    methods, callees = _registration_names()
+    out: list[list] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if last is None or (last not in methods and last not in callees):
+            continue
+        callee = _dotted(func)
+        if callee is None:
+            continue
+        positional = [_dotted(a) if isinstance(a, (ast.Name, ast.Attribute)) else None for a in node.args[:2]]
+        keywords = {
+            k.arg: text
+            for k in node.keywords
+            if k.arg in _REGISTRATION_KEYWORDS and (text := _dotted(k.value)) is not None
+        }
+        if any(positional) or keywords:
+            out.append([callee, positional, keywords, node.lineno])
+    return out
+
+
+def _page(tree: Any, imports: dict[str, list]) -> dict | None:
+    """A Streamlit page script's session code (hosts.py, "Streamlit": the page's module level,
+    ``if __name__ == "__main__":`` included, re-runs on every session's every interaction):
+    ``{"uses": {dotted: line}}`` of the calls and function references at its module level;
+    None for a module that does not import streamlit or renders nothing at module level (a
+    helper module the page imports, which runs once per process)."""
+    import ast
+
+    aliases = {local for local, spec in imports.items() if spec[2] is None and spec[1] == "streamlit"}
+    if not aliases:
+        return None
+    quiet = {"cache_resource", "cache_data", "cache", "experimental_singleton", "experimental_memo", "secrets"}
+    uses: dict[str, int] = {}
+    renders = False
+    defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    stack = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_main_test(node.test):
+            renders = True
+        if isinstance(node, ast.Call):
+            callee = _dotted(node.func)
+            if callee:
+                uses.setdefault(callee, node.lineno)
+                parts = callee.split(".")
+                if (parts[0] in aliases and (len(parts) < 2 or parts[1] not in quiet)) or callee in defined:
+                    renders = True
+            for text in _args(node):
+                uses.setdefault(text, node.lineno)
+        stack.extend(ast.iter_child_nodes(node))
+    return {"uses": dict(sorted(uses.items()))} if renders else None
 
 
 def _class(node: Any) -> dict:
@@ -735,9 +852,196 @@ class ProjectIndex:
                 stored = self.state(attr, module)
                 if stored is not None:
                     facts[STATE + attr] = stored
+        if module and module in self._graph()[0]:  # imported by another module: maybe called per request
+            for name, fact in self.per_request().get(module, {}).items():
+                facts[name if name.startswith(RUNS) else CALLED + name] = fact
         if not facts:
             return None
         return ProjectFacts(package, module, facts)
+
+    # ------------------------------------------------------------------ per-request callers
+
+    def per_request(self) -> dict[str, dict[str, Fact]]:
+        """module → its top-level functions that per-request code of *another* module calls
+        (directly, or through project functions, up to ``MAX_CALL_DEPTH`` calls deep), with the
+        first such call. Per-request code is what ``semantic.entrypoints`` and ``semantic.hosts``
+        say runs per request, session or job: route-decorated functions, Chainlit hooks, worker
+        tasks, functions registered by reference (Gradio listeners, ``gr.ChatInterface(fn=...)``,
+        ``add_api_route``), a Streamlit page script's module level. Import-time calls and
+        ``if __name__ == "__main__":`` of other modules are not. Only modules that import another
+        project module can call one, so only they are parsed (once per run; kept in the cache)."""
+        if "per-request" not in self._memo:
+            self._memo["per-request"] = self._per_request()
+        return self._memo["per-request"]
+
+    def _per_request(self) -> dict[str, dict[str, Fact]]:
+        importers = self._graph()[0]
+        callers = set().union(*importers.values()) if importers else set()
+        reached: dict[str, dict[str, Fact]] = {}
+        seen: set[tuple[str, str, bool]] = set()
+        # (module, function, calls from the entry point, reached across a module boundary)
+        work: list[tuple[_File, str, int, bool]] = []
+
+        def reach(caller: _File, how: str, line: int, target: tuple | None, depth: int, crossed: bool) -> None:
+            if target is None or target[0] != "def" or target[3] or depth > MAX_CALL_DEPTH:
+                return
+            record, name = target[1], target[2]
+            if record is not caller:
+                fact = Fact(PER_REQUEST, "", self._where(caller, line), how)
+                reached.setdefault(record.module, {}).setdefault(name, fact)
+            key = (record.module, name, crossed or record is not caller)
+            if key not in seen:
+                seen.add(key)
+                work.append((record, name, depth, key[2]))
+
+        for module in sorted(callers):
+            record = self.modules.get(module)
+            summary = self._summary(record) if record is not None else None
+            if record is None or summary is None or record.module != module:
+                continue
+            for name, fn in summary["defs"].items():
+                if self._entry(record, summary, fn):
+                    reach(record, "", fn["line"], ("def", record, name, ""), 0, False)
+            for registered, callee, line in self._registered(record, summary):
+                reach(
+                    record,
+                    f"registered as a per-request handler with `{callee}(...)`",
+                    line,
+                    self._target(record, registered),
+                    1,
+                    False,
+                )
+            page = summary.get("page")
+            if page is not None:
+                for use, line in page["uses"].items():
+                    reach(record, "called per request by the Streamlit page", line, self._target(record, use), 1, False)
+        while work:
+            record, name, depth, crossed = work.pop()
+            summary = self._summary(record)
+            assert summary is not None
+            fn = summary["defs"][name]
+            local = set(fn["locals"])
+            for use, line in fn["uses"].items():
+                if use.split(".")[0].removesuffix("()") in local:
+                    continue
+                target = self._target(record, use)
+                reach(record, f"called per request by `{name}`", line, target, depth + 1, crossed)
+                if crossed and target is not None and target[0] == "bind" and target[1] is not record:
+                    self._object_run(reached, record, name, line, target)
+        return reached
+
+    def _object_run(
+        self, reached: dict[str, dict[str, Fact]], record: _File, name: str, line: int, target: tuple
+    ) -> None:
+        """A module-level agent or memory of another module that a project function reached per
+        request (not an entry point itself: a route using an imported agent is reported where it
+        uses it) runs: the object's module gets a fact too, so the report lands where the object
+        is built (NeoFacturing/backend: app/core/chat.py's ``get_response`` runs the agent of
+        app/core/agent.py, built with the memory of app/core/memory.py). Filed under "@runs.<name>"."""
+        fact = self._fact_of(target)
+        if fact is None or fact.role != OBJECT or fact.kind not in STATEFUL or fact.how != "module":
+            return
+        how = f"run per request by `{name}` at {self._where(record, line)}"
+        owner, bound = target[1], target[2]
+        reached.setdefault(owner.module, {}).setdefault(RUNS + bound, Fact(PER_REQUEST, fact.kind, fact.where, how))
+        held = self._held_target(owner, bound)
+        if held is not None:
+            memory = Fact(PER_REQUEST, MEMORY, fact.holds, f"held by `{bound}` ({fact.where}), {how}")
+            reached.setdefault(held[0].module, {}).setdefault(RUNS + held[1], memory)
+
+    def _held_target(self, record: _File, name: str) -> tuple[_File, str] | None:
+        """The module-level memory (its module and name) the agent bound as ``name`` is built with."""
+        expr = self._summary(record)["binds"][name][1]  # type: ignore[index]
+        if expr[0] != "call":
+            return None
+        for arg in expr[3]:
+            target = self._target(record, arg)
+            if target is not None and target[0] == "bind" and not target[3]:
+                fact = self._fact_of(target)
+                if fact is not None and fact.role == OBJECT and fact.kind == MEMORY and fact.how == "module":
+                    return target[1], target[2]
+        return None
+
+    def _registered(self, record: _File, summary: dict) -> list[tuple[str, str, int]]:
+        """(the registered function's dotted name, the registering call, its line) for each call
+        of ``record`` that hands a function to a host by reference, by the tables of
+        ``semantic.entrypoints``: a qualified callee (``gr.ChatInterface(fn=...)``,
+        ``starlette.routing.Route(path, f)``), or a method name (``add_api_route``; a Gradio or
+        Panel listener such as ``btn.click(fn=...)`` only in a file importing that host)."""
+        from .semantic import entrypoints as ep
+
+        hosts = {
+            (absolute_module(record.package, spec[0], spec[1]) or "").split(".")[0]
+            for spec in summary["imports"].values()
+            if isinstance(spec, list) and len(spec) == 3
+        }
+        methods: dict[str, Any] = {k: v for k, v in ep.HANDLER_REGISTRATIONS.items() if "." not in k}
+        for host, table in (*ep.HOST_EVENT_REGISTRATIONS.items(), *ep.HOST_METHOD_REGISTRATIONS.items()):
+            if host in hosts:
+                methods.update(table)
+        out = []
+        for entry in summary.get("regs", ()):
+            try:
+                callee, positional, keywords, line = entry
+                positional, keywords = list(positional), dict(keywords)
+            except (TypeError, ValueError):
+                continue
+            target = self._target(record, callee)
+            qualified = target[1] if target is not None and target[0] == "ext" else ""
+            if qualified in ep.HANDLER_REGISTRATIONS:
+                where = ep.HANDLER_REGISTRATIONS[qualified]
+            elif qualified in ep.HOST_REGISTRATIONS and ep.HOST_REGISTRATIONS[qualified][1] == ep.HANDLER:
+                where = ep.HOST_REGISTRATIONS[qualified][0]
+            elif "." in callee and callee.rpartition(".")[2] in methods:
+                where = methods[callee.rpartition(".")[2]]
+            else:
+                continue
+            arg = None
+            if isinstance(where, int) and where < len(positional):
+                arg = positional[where]
+            elif isinstance(where, str):
+                arg = keywords.get(where)
+            arg = arg or next((keywords[k] for k in _REGISTRATION_KEYWORDS if keywords.get(k)), None)
+            if isinstance(arg, str) and arg:
+                out.append((arg, callee, int(line)))
+        return out
+
+    def _entry(self, record: _File, summary: dict, fn: dict) -> bool:
+        """Is this top-level function run per request or job by its host: a route, a Chainlit
+        hook, a worker task (``semantic.entrypoints``'s decorators)? Bedrock AgentCore's
+        entrypoint is not: its whole process belongs to one session (hosts.py)."""
+        from .semantic import entrypoints as ep
+
+        named = ep.HANDLER_DECORATORS | ep.WORKER_DECORATORS | ep.HOST_HANDLER_DECORATORS
+        paths = fn.get("deco_path") or [None] * len(fn["deco"])
+        for dotted, path in zip(fn["deco"], paths):
+            target = self._target(record, dotted)
+            if target is not None and target[0] == "ext" and target[1] in named:
+                return True
+            receiver, _, method = dotted.rpartition(".")
+            if not receiver:
+                continue
+            cls = ""
+            if target is not None and target[0] == "bind" and target[1] is record:
+                expr = summary["binds"][target[2]][1]
+                owner = self._target(record, expr[1]) if expr[0] == "call" else None
+                cls = owner[1] if owner is not None and owner[0] == "ext" else ""
+            table = ep.HOST_APP_DECORATORS.get(cls)
+            if table is not None:
+                if cls in ep.AGENTCORE_APPS:
+                    continue
+                if table.get(method) in (ep.HANDLER, ep.WORKER):
+                    return True
+                continue
+            if method in ep.ROUTE_METHODS and (
+                cls in ep.APP_CLASSES
+                or cls.rpartition(".")[0] in ep.APP_CLASSES
+                or (isinstance(path, str) and path.startswith("/"))
+            ):
+                return True
+            if method in ep.WORKER_METHODS and (cls in ep.WORKER_APP_CLASSES or "celery" in receiver.lower()):
+                return True
+        return False
 
     def _top_names(self) -> frozenset[str]:
         if self._top is None:
@@ -1385,6 +1689,7 @@ class ProjectLink:
         # the root too: the projects of a monorepo share the run's cache directory (hierarchy.py),
         # and an entry is found by its path under the root
         what = (
+            SUMMARY_FORMAT,
             self.root,
             self.extra,
             tuple(s.src),
@@ -1420,12 +1725,15 @@ class ProjectLink:
         return [root / d for d in self.settings.src]
 
     def _may_need(self, text: str) -> bool:
-        """Does the text import a module of the project (or reach ``app.state``)? A text test
+        """Does the text import a module of the project (or reach ``app.state``), or is it agent
+        code (another module may call its functions or run its objects per request)? Text tests
         and a listing of the import roots: the one-file run of an unrelated file stops here."""
         if "import" not in text and ".state." not in text:
             return False
         if ".state." in text or ("from" in text and _RELATIVE.search("\n" + text) is not None):
             return True
+        if might_matter(text, self.extra):
+            return True  # agent code: another module may call its functions or run its objects per request
         if self._top is None:
             names = set()
             for directory in self._roots():

@@ -766,6 +766,12 @@ _LANGCHAIN = (
             "langchain_classic.memory.ConversationSummaryBufferMemory",
             "langchain.memory.ConversationTokenBufferMemory",
             "langchain_classic.memory.ConversationTokenBufferMemory",
+            # the backwards-compatible re-exports of langchain/chains/conversation/memory.py
+            # (ssabrut/chatbot-booking@5b22ba9af3716ea6f78fe14d24efd50cac57e167, src/config/memory.py)
+            "langchain.chains.conversation.memory.ConversationBufferMemory",
+            "langchain.chains.conversation.memory.ConversationBufferWindowMemory",
+            "langchain.chains.conversation.memory.ConversationSummaryMemory",
+            "langchain.chains.conversation.memory.ConversationSummaryBufferMemory",
         ),
         kind=MEMORY,
         framework="langchain",

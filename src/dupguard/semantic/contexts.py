@@ -131,11 +131,19 @@ def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset(
                 context = ep.WORKER
         if context is None:
             context = _host_context(model, fn, host_registered)
+        if context is None and fn.class_name is None and fn.parent is None and _called_per_request(model, fn):
+            context = ep.HANDLER
         if context is not None:
             fn.contexts.add(context)
             if fn.name in forked or any(d.callee in ep.FORKED_JOB_DECORATORS for d in fn.decorators):
                 fn.contexts.add(FORKED)
     _propagate(model)
+
+
+def _called_per_request(model: Model, fn: Function) -> bool:
+    """Per-request code of another module calls this function (a route in ``routes.py`` runs
+    ``agent.get_response``): the project index says so (``dupguard.project``, "@called.")."""
+    return model.project is not None and model.project.called(fn.name) is not None
 
 
 def _propagate(model: Model) -> None:

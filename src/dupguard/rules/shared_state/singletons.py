@@ -6,12 +6,16 @@ the fix is ``dupguard.codemods.shared_agent_singleton``."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ...fixes import FixProposal
 from ...semantic.catalog import Kind
 from ...semantic.model import Model
 from ...semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
 from ..registry import Finding, RuleContext, rule
+
+if TYPE_CHECKING:
+    from ...project import Fact
 
 
 def _what(shared: Shared) -> str:
@@ -65,6 +69,15 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         if not found and kind is Kind.MEMORY:
             found, via = _indirect_uses(model, shared, objects, uses)
         if not found:
+            elsewhere = _run_from_another_module(model, shared)
+            if elsewhere is not None:
+                assert shared.report_node is not None
+                yield Finding(
+                    shared.report_node,
+                    f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
+                    f"{elsewhere.built}; {advice}",
+                    fix=FixProposal.refuse(f"used from another module ({elsewhere.built.rpartition(' at ')[2]})"),
+                )
             continue
         first = found[0]
         where = first.function.name if first.function else "the Streamlit script"
@@ -73,12 +86,26 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
             yield _elsewhere(shared, ctx, found, via, where, more, advice)
             continue
         assert shared.report_node is not None  # bound in this file
+        called = model.project.called(where) if model.project is not None and first.function else None
+        caller = f", which is {called.built} at {called.where}" if called is not None else ""
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
-            f"used{via} in `{where}` (line {ctx.line(first.node)}){more}; {advice}",
+            f"used{via} in `{where}` (line {ctx.line(first.node)}){caller}{more}; {advice}",
             fix=ctx.fix(shared),
         )
+
+
+def _run_from_another_module(model: Model, shared: Shared) -> Fact | None:
+    """A module-level object of this file that a project function of another module runs per
+    request (the project index's "@runs." fact): this file has no use to report, the object's
+    binding is the place to fix."""
+    binding = shared.binding
+    if model.project is None or shared.fact is not None or binding is None or shared.factory is not None:
+        return None
+    if binding.scope != "module" or binding.in_main or shared.owner_class is not None:
+        return None
+    return model.project.runs(binding.target)
 
 
 def _elsewhere(shared: Shared, ctx: RuleContext, found: list, via: str, where: str, more: str, advice: str) -> Finding:
