@@ -459,6 +459,11 @@ class Engine:
         if limit and len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
             message = f"larger than max-file-size ({limit} bytes), not linted"
             return Report(filename, text, settings=settings, problem=Problem(SKIPPED, message))
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: no file holds one, an editor's buffer can
+            message = f"cannot encode as utf-8: {exc.reason}"
+            return Report(filename, text, settings=settings, problem=Problem(SYNTAX, message, exc.start, exc.end))
         facts = None
         try:
             if codes:

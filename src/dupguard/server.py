@@ -32,7 +32,7 @@ import functools
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -69,7 +69,7 @@ def _guarded(default: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
                     logger.exception("%s failed", handler.__name__)
                 else:
                     logger.error("%s failed: %s: %s", handler.__name__, type(exc).__name__, exc)
-                return default  # type: ignore[no-any-return]
+                return default
 
         return guarded
 
@@ -315,8 +315,8 @@ class DupguardServer(LanguageServer):
         offset = report.lines.offset(position.line, position.character, self.encoding)
         rules = all_rules()
         findings = report.at(offset)
+        parts: list[tuple[str, str]] = []
         if findings:
-            parts = []
             for finding in findings:
                 meta = rules.get(finding.diagnostic.code)
                 if meta is not None and meta.code not in {p[0] for p in parts}:
@@ -335,7 +335,7 @@ class DupguardServer(LanguageServer):
         )
 
 
-def _wanted(only: list[str] | None, kind: str) -> bool:
+def _wanted(only: Sequence[str] | None, kind: str) -> bool:
     """Does the client's ``only`` filter ask for actions of ``kind`` (kinds are dotted hierarchies)?"""
     if not only:
         return True
