@@ -508,8 +508,29 @@ def test_the_buffer_is_linted_with_the_project_index(tmp_path: Path) -> None:
         """
     )
 
-    async def scenario() -> None:
-        async with Session(tmp_path, options={"debounce": 0}) as s:
+    agent = (tmp_path / "app/agent.py").read_text()
+    watching = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+        )
+    )
+
+    async def next_diagnostics(s: Session, uri: str, count: int) -> list[types.Diagnostic]:
+        deadline = time.monotonic() + TIMEOUT
+        while len(s.published[uri]) == count and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert len(s.published[uri]) > count
+        return list(s.published[uri][-1].diagnostics)
+
+    async def scenario() -> list[types.Registration]:
+        session = Session(tmp_path, capabilities=watching, options={"debounce": 0})
+        registrations: list[types.Registration] = []
+
+        @session.client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(params: types.RegistrationParams) -> None:
+            registrations.extend(params.registrations)
+
+        async with session as s:
             assert await s.open("app/routes.py") == []
             uri = s.uri("app/routes.py")
             found = await s.change(uri, buffer)
@@ -521,13 +542,23 @@ def test_the_buffer_is_linted_with_the_project_index(tmp_path: Path) -> None:
             s.client.text_document_did_save(
                 types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(s.uri("app/agent.py")))
             )
-            deadline = time.monotonic() + TIMEOUT
-            while len(s.published[uri]) == count and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
-            assert len(s.published[uri]) > count
-            assert list(s.published[uri][-1].diagnostics) == []
+            assert await next_diagnostics(s, uri, count) == []
+            # changed on disk by another program (a checkout): the watched-files notification
+            (tmp_path / "app/agent.py").write_text(agent)
+            count = len(s.published[uri])
+            s.client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(
+                    [types.FileEvent(uri=s.uri("app/agent.py"), type=types.FileChangeType.Changed)]
+                )
+            )
+            assert [d.code for d in await next_diagnostics(s, uri, count)] == ["DUP101"]
+        return registrations
 
-    run(scenario)
+    registrations = run(scenario)
+    assert [r.method for r in registrations] == [types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+    options = registrations[0].register_options
+    patterns = [w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in options["watchers"]]  # type: ignore[index]
+    assert "**/*.py" in patterns and "**/pyproject.toml" in patterns
 
 
 # ----------------------------------------------------------------------------- the command

@@ -368,6 +368,7 @@ class Engine:
         self._defaults: dict[str, Settings] = {}  # root → settings without a configuration file
         self._excluded: dict[tuple[str, Settings], bool] = {}
         self._links: dict[Settings, ProjectLink] = {}
+        self._last: dict[str, Report] = {}  # each file's last report: an unchanged text is not linted again
 
     def invalidate(self) -> None:
         """Something changed on disk (a save, a file created or deleted, a configuration edited):
@@ -377,6 +378,7 @@ class Engine:
         self._settings.clear()
         self._defaults.clear()
         self._excluded.clear()
+        self._last.clear()
         for link in self._links.values():
             # the cache is an optimisation: a file that cannot be written is no error
             with contextlib.suppress(Exception):
@@ -452,6 +454,19 @@ class Engine:
             settings = self.settings_for(path)
         except ConfigError as exc:
             return Report(filename, text, problem=Problem(CONFIG, f"dupguard configuration error: {exc}"))
+        last = self._last.get(filename)
+        if last is not None and last.text == text and last.settings == settings:
+            return last  # the same text under the same settings, nothing changed on disk since
+        report = self._lint(path, filename, text, settings)
+        if report.problem is None or report.problem.kind != INTERNAL:
+            self._last[filename] = report
+        return report
+
+    def forget(self, path: Path | None) -> None:
+        """The editor closed the file: its last report is not needed any more."""
+        self._last.pop(str(path) if path is not None else "untitled.py", None)
+
+    def _lint(self, path: Path | None, filename: str, text: str, settings: Settings) -> Report:
         if path is not None and self._is_excluded(path, settings):
             return Report(filename, text, settings=settings)
         codes = codes_for_file(filename, settings, settings.enabled_codes())

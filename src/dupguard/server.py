@@ -397,6 +397,8 @@ def build() -> DupguardServer:
         if handle is not None:
             handle.cancel()
         ls.reports.pop(uri, None)
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        ls.engine.forget(Path(path) if path else None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
