@@ -415,6 +415,23 @@ def test_bad_buffers_never_crash_the_server(tmp_path: Path) -> None:
     assert b"Traceback" not in stderr, stderr.decode()
 
 
+def test_positions_in_the_encoding_the_client_asks_for(tmp_path: Path) -> None:
+    """A client that offers UTF-8 positions gets them: the column after the emoji counts its
+    four bytes (UTF-16, the default, counts two units; see the first test)."""
+    _write(tmp_path, {"app.py": BAD})
+    utf8 = types.ClientCapabilities(general=types.GeneralClientCapabilities(position_encodings=["utf-8"]))
+
+    async def scenario() -> tuple[Any, types.Diagnostic]:
+        async with Session(tmp_path, capabilities=utf8, options={"debounce": 0}) as s:
+            found = by_code(await s.open("app.py"))
+            return s.server_capabilities.position_encoding, found["DUP301"]
+
+    encoding, dup301 = run(scenario)
+    assert encoding == types.PositionEncodingKind.Utf8
+    line = BAD.splitlines()[12]
+    assert dup301.range.start.character == len(line[: line.rindex("search_tool")].encode("utf-8"))
+
+
 # ----------------------------------------------------------------------------- the project
 
 
