@@ -592,6 +592,59 @@ def test_the_buffer_is_linted_with_the_project_index(tmp_path: Path) -> None:
     assert "**/*.py" in patterns and "**/pyproject.toml" in patterns
 
 
+def test_other_files_unsaved_buffers_reach_the_index(tmp_path: Path) -> None:
+    """Two open files: ``app/agent.py`` builds the agent only in its unsaved buffer (on disk it
+    is ``None``), and ``app/routes.py`` uses it: linted after the agent's edit, the route is
+    reported, from the buffer. Nothing of the buffer is kept on disk: ``dupguard check`` on the
+    saved files afterwards finds nothing."""
+    _write(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "app/agent.py": "agent = None\n",
+            "app/routes.py": """\
+                from fastapi import FastAPI
+
+                from app.agent import agent
+
+                api = FastAPI()
+
+
+                @api.post("/chat")
+                async def chat(question: str):
+                    return await agent.ainvoke({"input": question})
+                """,
+        },
+    )
+    built = textwrap.dedent(
+        """\
+        from langchain.agents import AgentExecutor
+        from langchain.memory import ConversationBufferMemory
+
+        agent = AgentExecutor(agent=None, tools=[], memory=ConversationBufferMemory(memory_key="history"))
+        """
+    )
+
+    async def scenario() -> None:
+        async with Session(tmp_path, options={"debounce": 0}) as s:
+            assert await s.open("app/routes.py") == []
+            await s.open("app/agent.py")
+            await s.change(s.uri("app/agent.py"), built)
+            routes = s.uri("app/routes.py")
+            found = await s.change(routes, s.texts[routes] + "\n")
+            assert [d.code for d in found] == ["DUP101"], found
+            # the agent's buffer goes back to what is on disk: the route is clean again
+            await s.change(s.uri("app/agent.py"), "agent = None\n")
+            assert await s.change(routes, s.texts[routes] + "\n") == []
+            await s.change(s.uri("app/agent.py"), built)
+
+    run(scenario)
+    check = subprocess.run(
+        [sys.executable, "-m", "dupguard", "check", "app/routes.py"], cwd=tmp_path, capture_output=True
+    )
+    assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()
+
+
 # ----------------------------------------------------------------------------- the command
 
 

@@ -17,8 +17,10 @@ file. Everything else is what ``dupguard check`` does for the file at that path:
   editor types (that is what makes re-linting after an edit cheap: bench/RESULTS.md), dropped
   when a file is saved or changes on disk (:meth:`Engine.invalidate`). The buffer's text is
   passed to it as not being on disk (``on_disk=False``), so the answer is computed for the
-  buffer and not taken from a previous run's answers for the saved file; the other modules are
-  read from disk;
+  buffer and not taken from a previous run's answers for the saved file. The other files the
+  editor holds unsaved are read from their buffers too: an index of its own
+  (:meth:`Engine.buffer_link`) whose ``_read`` takes their text, built without the cache files
+  (which describe the disk, for the CLI's next run); the rest of the tree is read from disk;
 * **findings, fixes and suppressions**: ``pipeline.lint_text`` for the findings (the flake8
   plugin's entry), the same call with ``with_fixes`` for each finding's fix (the report's fix,
   ``edits.ReportFixes``, as ``check --output-format json`` shows it), ``fixer.fix_source`` for
@@ -40,7 +42,7 @@ import os
 import re
 from bisect import bisect_right
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import ConfigError, Settings, find_config, resolve
 from .diagnostics import Diagnostic
@@ -178,6 +180,7 @@ class Report:
         self.findings = [self._finding(d) for d in diagnostics or ()]
         self._fixes: list[QuickFix] | None = None
         self._fix_all: tuple[TextEdit, ...] | None = None
+        self.buffers: frozenset[tuple[str, str]] = frozenset()  # the other files' unsaved buffers it saw
 
     def _finding(self, d: Diagnostic) -> Finding:
         start = self.lines.offset_of(d.row, d.column)
@@ -368,6 +371,8 @@ class Engine:
         self._defaults: dict[str, Settings] = {}  # root → settings without a configuration file
         self._excluded: dict[tuple[str, Settings], bool] = {}
         self._links: dict[Settings, ProjectLink] = {}
+        # the index with other files' unsaved buffers, by settings and those buffers (the latest few)
+        self._buffer_links: dict[tuple[Settings, frozenset[tuple[str, str]]], ProjectLink] = {}
         self._last: dict[str, Report] = {}  # each file's last report: an unchanged text is not linted again
 
     def invalidate(self) -> None:
@@ -384,6 +389,7 @@ class Engine:
             with contextlib.suppress(Exception):
                 link.save()
         self._links.clear()
+        self._buffer_links.clear()
 
     # ------------------------------------------------------------------ settings
 
@@ -445,19 +451,37 @@ class Engine:
             found = self._links[settings] = project_link(settings, cache)
         return found
 
+    def buffer_link(self, settings: Settings, buffers: frozenset[tuple[str, str]]) -> ProjectLink:
+        """The project index with ``buffers`` (absolute path, text) in place of those files'
+        disk content: the other files the editor holds unsaved. Built without the cache files
+        (what is kept on disk describes the disk, for the CLI's next run), once per set of
+        buffers: typing in one file does not change the buffers of the others."""
+        key = (settings, buffers)
+        found = self._buffer_links.get(key)
+        if found is None:
+            while len(self._buffer_links) >= 4:
+                self._buffer_links.pop(next(iter(self._buffer_links)))
+            found = self._buffer_links[key] = _new_buffer_link(settings, dict(buffers))
+        return found
+
     # ------------------------------------------------------------------ lint
 
-    def lint(self, path: Path | None, text: str) -> Report:
-        """Lint the buffer ``text`` of the file at ``path`` (None: a buffer never saved)."""
+    def lint(self, path: Path | None, text: str, others: dict[str, str] | None = None) -> Report:
+        """Lint the buffer ``text`` of the file at ``path`` (None: a buffer never saved);
+        ``others``: the unsaved buffers of other files (by path), which the project index reads
+        instead of those files."""
         filename = str(path) if path is not None else "untitled.py"
         try:
             settings = self.settings_for(path)
         except ConfigError as exc:
             return Report(filename, text, problem=Problem(CONFIG, f"dupguard configuration error: {exc}"))
+        own = os.path.abspath(path) if path is not None else None
+        buffers = frozenset((os.path.abspath(p), t) for p, t in (others or {}).items() if os.path.abspath(p) != own)
         last = self._last.get(filename)
-        if last is not None and last.text == text and last.settings == settings:
+        if last is not None and last.text == text and last.settings == settings and last.buffers == buffers:
             return last  # the same text under the same settings, nothing changed on disk since
-        report = self._lint(path, filename, text, settings)
+        report = self._lint(path, filename, text, settings, buffers)
+        report.buffers = buffers
         if report.problem is None or report.problem.kind != INTERNAL:
             self._last[filename] = report
         return report
@@ -466,7 +490,9 @@ class Engine:
         """The editor closed the file: its last report is not needed any more."""
         self._last.pop(str(path) if path is not None else "untitled.py", None)
 
-    def _lint(self, path: Path | None, filename: str, text: str, settings: Settings) -> Report:
+    def _lint(
+        self, path: Path | None, filename: str, text: str, settings: Settings, buffers: frozenset[tuple[str, str]]
+    ) -> Report:
         if path is not None and self._is_excluded(path, settings):
             return Report(filename, text, settings=settings)
         codes = codes_for_file(filename, settings, settings.enabled_codes())
@@ -482,7 +508,7 @@ class Engine:
         facts = None
         try:
             if codes:
-                link = self.link(settings)
+                link = self.buffer_link(settings, buffers) if buffers else self.link(settings)
                 facts = link.facts_for(path, text, on_disk=False)
                 link.save()
             diagnostics = lint_text(filename, text, settings, codes, project=facts)
@@ -506,3 +532,43 @@ class Engine:
         start = lines.offset_of(int(found.group(1)), int(found.group(2)) - 1)
         line = bisect_right(lines.starts, start) - 1
         return Problem(SYNTAX, message, start, min(start + 1, lines.line_end(line)))
+
+
+# ----------------------------------------------------------------------------- unsaved buffers
+
+
+def _buffer_classes() -> tuple[type, type]:
+    """The project index classes that read unsaved buffers (built on first use: ``project``
+    is imported only by a lint that needs the index)."""
+    from . import __version__
+    from .pipeline import extra_modules
+    from .project import ProjectIndex, ProjectLink
+
+    class BufferIndex(ProjectIndex):
+        """The index with some files' text taken from the editor instead of the disk."""
+
+        buffers: dict[str, str]  # set before build()
+
+        def _read(self, record: Any) -> str | None:
+            text = self.buffers.get(str(record.path))
+            return text if text is not None else super()._read(record)
+
+    class BufferLinkClass(ProjectLink):
+        def __init__(self, settings: Settings, buffers: dict[str, str]) -> None:
+            super().__init__(settings, extra_modules(settings), None, __version__)
+            self.buffers = buffers
+
+        def _build(self) -> ProjectIndex:
+            index = BufferIndex(Path(self.root), tuple(self.settings.src), self.extra, self.settings)
+            index.buffers = self.buffers
+            index.build(self._files(), None)  # no store: its entries are keyed by the files on disk
+            return index
+
+    return BufferIndex, BufferLinkClass
+
+
+def _new_buffer_link(settings: Settings, buffers: dict[str, str]) -> ProjectLink:
+    """A :class:`~dupguard.project.ProjectLink` whose index reads ``buffers`` (absolute path →
+    text) instead of those files, and keeps nothing on disk."""
+    link: ProjectLink = _buffer_classes()[1](settings, buffers)
+    return link

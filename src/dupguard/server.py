@@ -12,7 +12,8 @@ client resolves the action, where it can). Hover on a finding, or on the codes o
 comment, shows the rule's summary.
 
 Everything the analysis needs is :class:`dupguard.editor.Engine`: the configuration, the
-project index and the lint of a buffer as ``dupguard check`` would lint the saved file. A save,
+project index (which reads the other open files' unsaved changes instead of the disk) and the
+lint of a buffer as ``dupguard check`` would lint the saved file. A save,
 or a change on disk the client reports (``workspace/didChangeWatchedFiles``, registered when
 the client can), drops what the engine kept and re-lints the open files: a module that another
 imports from may have changed.
@@ -97,6 +98,7 @@ class DupguardServer(LanguageServer):
         self.debounce = DEBOUNCE
         self.reports: dict[str, tuple[int | None, Report]] = {}
         self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.unsaved: set[str] = set()  # documents changed since they were opened or saved
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors outside a handler (a message that cannot be read): a line in the log, never a
@@ -167,12 +169,23 @@ class DupguardServer(LanguageServer):
         text = document.source
         path = to_fs_path(uri) if uri.startswith("file:") else None
         self.engine.folders = self.folders()
-        report = self.engine.lint(Path(path) if path else None, text)
+        report = self.engine.lint(Path(path) if path else None, text, self.unsaved_buffers(uri))
         self.reports[uri] = (document.version, report)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=self.diagnostics(report), version=document.version)
         )
         return report
+
+    def unsaved_buffers(self, uri: str) -> dict[str, str]:
+        """The other open files' texts that differ from the disk (changed and not saved since):
+        the project index reads them instead of the files."""
+        out = {}
+        for other in self.unsaved:
+            if other != uri and other.startswith("file:") and other in self.workspace.text_documents:
+                path = to_fs_path(other)
+                if path:
+                    out[path] = self.workspace.get_text_document(other).source
+        return out
 
     def current(self, uri: str) -> Report | None:
         """The report for the document's text as it is now (linting it first when a change is pending)."""
@@ -380,12 +393,14 @@ def build() -> DupguardServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @_guarded(None)
     def did_change(ls: DupguardServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.unsaved.add(params.text_document.uri)
         ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     @_guarded(None)
     def did_save(ls: DupguardServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
+        ls.unsaved.discard(uri)
         ls.relint_all(except_uri=uri)
         ls.lint(uri)
 
@@ -397,6 +412,7 @@ def build() -> DupguardServer:
         if handle is not None:
             handle.cancel()
         ls.reports.pop(uri, None)
+        ls.unsaved.discard(uri)
         path = to_fs_path(uri) if uri.startswith("file:") else None
         ls.engine.forget(Path(path) if path else None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
