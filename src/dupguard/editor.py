@@ -38,6 +38,7 @@ nested, a configuration error) is a :class:`Problem` on the file, never an excep
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from bisect import bisect_right
@@ -537,6 +538,7 @@ class Engine:
 # ----------------------------------------------------------------------------- unsaved buffers
 
 
+@functools.cache
 def _buffer_classes() -> tuple[type, type]:
     """The project index classes that read unsaved buffers (built on first use: ``project``
     is imported only by a lint that needs the index)."""
