@@ -99,6 +99,7 @@ class DupguardServer(LanguageServer):
         self.reports: dict[str, tuple[int | None, Report]] = {}
         self.pending: dict[str, asyncio.TimerHandle] = {}
         self.unsaved: set[str] = set()  # documents changed since they were opened or saved
+        self.settled = False  # gc.freeze() done: see :meth:`settle`
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors outside a handler (a message that cannot be read): a line in the log, never a
@@ -174,7 +175,21 @@ class DupguardServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=self.diagnostics(report), version=document.version)
         )
+        if not self.settled:
+            self.settle()
         return report
+
+    def settle(self) -> None:
+        """After the first lint, move everything alive (libcst, the rules, the catalog, pygls: what
+        that lint imported) out of the garbage collector's sight with ``gc.freeze()``. Each lint
+        allocates a tree of about a hundred thousand objects, so a full collection comes every
+        few edits, and each walked every object of the process: one edit in six or seven took
+        two to three times as long (bench/lsp_bench.py; bench/RESULTS.md)."""
+        import gc
+
+        gc.collect()
+        gc.freeze()
+        self.settled = True
 
     def unsaved_buffers(self, uri: str) -> dict[str, str]:
         """The other open files' texts that differ from the disk (changed and not saved since):
