@@ -415,6 +415,11 @@ def test_one_named_file_loads_only_what_it_needs(tmp_path: Path, case: str) -> N
         "dupguard.semantic.catalog_data",
         "dupguard.codemods",
         "shutil",
+        # the language server (`dupguard server` only)
+        "dupguard.server",
+        "dupguard.editor",
+        "pygls",
+        "lsprotocol",
     ]  # argparse's formatter imports shutil (and bz2, lzma) unless given a width
     if config is None:
         heavy += ["tomllib", "tomli"]

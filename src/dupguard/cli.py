@@ -1,4 +1,5 @@
-"""Command line: ``dupguard check | fix | rule | rules`` (ruff's vocabulary and exit codes).
+"""Command line: ``dupguard check | fix | rule | rules | server`` (ruff's vocabulary and exit codes;
+``server`` is the language server, dupguard/server.py, imported only by that command).
 
 Exit codes, the same for ``check`` and ``fix``: 0 clean, 1 findings (for ``fix``: findings
 that remain; for ``fix --diff``: a fix that would change a file) or files that could not be
@@ -179,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", metavar="CODE")
 
     sub.add_parser("rules", help="list every rule: code, name, fix safety")
+
+    sub.add_parser("server", help="run the language server (LSP) on stdin/stdout for editors (needs the lsp extra)")
     return parser
 
 
@@ -484,6 +487,23 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_server(args: argparse.Namespace) -> int:
+    """``dupguard server``: the language server (dupguard/server.py), imported only here so that
+    no other command loads pygls."""
+    try:
+        from .server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
+            raise
+        print(
+            f"dupguard: error: the language server needs pygls and lsprotocol ({exc}); "
+            "install them with: pip install 'dupguard[lsp]'",
+            file=sys.stderr,
+        )
+        return 2
+    return serve()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -491,7 +511,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        handler = {"check": _cmd_check, "fix": _cmd_fix, "rule": _cmd_rule, "rules": _cmd_rules}[args.command]
+        handler = {"check": _cmd_check, "fix": _cmd_fix, "rule": _cmd_rule, "rules": _cmd_rules, "server": _cmd_server}[
+            args.command
+        ]
         return handler(args)
     except ConfigError as exc:
         print(f"dupguard: error: {exc}", file=sys.stderr)
