@@ -495,6 +495,63 @@ def test_duplicate_append_keeps_comment_lines_and_semicolon_neighbours() -> None
     )
 
 
+REGISTER_HEAD = (
+    "from flask import Flask, request\nfrom llama_index.core import set_global_handler\n\n"
+    "web = Flask(__name__)\n\n\n@web.post('/ask')\ndef ask():\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "after"),
+    [
+        # the registration is all the `if` does: the check joins its condition (no nested `if`, SIM102)
+        (
+            "    if request.json.get('a') or request.json.get('b'):\n        set_global_handler('phoenix')\n",
+            (
+                "    if (request.json.get('a') or request.json.get('b')) and next(_ask_set_global_handler_once) == 0:\n"
+                "        set_global_handler('phoenix')\n"
+            ),
+        ),
+        # with an `else`, a joined condition would send the later calls there: nested
+        (
+            "    if request.json.get('a'):\n        set_global_handler('phoenix')\n    else:\n        print('no')\n",
+            (
+                "    if request.json.get('a'):\n        if next(_ask_set_global_handler_once) == 0:\n"
+                "            set_global_handler('phoenix')\n    else:\n        print('no')\n"
+            ),
+        ),
+    ],
+    ids=["joined", "else-nested"],
+)
+def test_register_once_under_a_condition(body: str, after: str) -> None:
+    _, fixed, error = fix_text(REGISTER_HEAD + body + "    return 'ok'\n", frozenset({"DUP401"}))
+    assert error is None and after in fixed, fixed
+    assert lint_text("x.py", fixed, Settings(), frozenset({"DUP401"})) == []
+
+
+def test_per_call_tool_list_drops_the_global_it_no_longer_needs() -> None:
+    """``global TOOLS`` was there for ``TOOLS += [...]``: it goes with it (a ``global`` nothing
+    assigns is flagged by ruff, PLW0602); the other names of the statement stay; another
+    assignment of ``TOOLS`` in the function refuses the fix (the copy would shadow it)."""
+    head = "from strands import Agent\n\nTOOLS = []\n\n\n@app.post('/r')\ndef research(topic: str, extra):\n"
+    text = (
+        head + "    global TOOLS, SEEN\n    SEEN = 1\n    TOOLS += [extra]\n    return str(Agent(tools=TOOLS)(topic))\n"
+    )
+    _, fixed, error = fix_text("from fastapi import FastAPI\napp = FastAPI()\n" + text, frozenset({"DUP303"}))
+    assert error is None
+    assert (
+        "    global SEEN\n    SEEN = 1\n    tools = [*TOOLS, extra]\n    return str(Agent(tools=tools)(topic))\n"
+        in fixed
+    )
+    text = (
+        head
+        + "    global TOOLS\n    TOOLS += [extra]\n    agent = Agent(tools=TOOLS)\n    TOOLS = TOOLS[:1]\n    return agent\n"
+    )
+    outcome, fixed, error = fix_text("from fastapi import FastAPI\napp = FastAPI()\n" + text, frozenset({"DUP303"}))
+    assert error is None and outcome.applied == []
+    assert [why for _, why in outcome.skipped] == ["`TOOLS` is also assigned at line 13 in `research()`"]
+
+
 # ----------------------------------------------------------------------------- DUP101 shapes
 
 

@@ -64,6 +64,24 @@ def test_the_fixed_app_lints_clean_and_adds_nothing_ruff_flags(app: Path, tmp_pa
     assert _ruff(tmp_path / "fixed" / app.name) == _ruff(tmp_path / "before" / app.name)
 
 
+RULE_EXAMPLES = sorted((ROOT / "rules").glob("DUP*/bad.py"))
+
+
+@pytest.mark.parametrize("bad", RULE_EXAMPLES, ids=lambda p: p.parent.name.split("-")[0])
+def test_no_fix_adds_anything_ruff_flags(bad: Path, tmp_path: Path) -> None:
+    """Every rule's example, fixed with every rule as ``fix --unsafe-fixes`` does: ruff's default
+    rules find nothing in the fixed file that they did not find in the original (an unused
+    variable or import, a ``global`` nothing assigns, an ``if`` nested in another)."""
+    from collections import Counter
+
+    text = fixed(bad)
+    for where, code in (("before", bad.read_text(encoding="utf-8")), ("fixed", text)):
+        (tmp_path / where).mkdir()
+        (tmp_path / where / "app.py").write_text(code, encoding="utf-8")
+    added = Counter(_ruff(tmp_path / "fixed" / "app.py")) - Counter(_ruff(tmp_path / "before" / "app.py"))
+    assert not added, dict(added)
+
+
 def _statements(code: str) -> list[str]:
     """Each top-level statement of ``code``, as an AST dump (layout and comments ignored)."""
     return [ast.dump(node) for node in ast.parse(code).body]

@@ -38,9 +38,8 @@ _ask_set_global_handler_once = itertools.count()  # dupguard: register once
 # LlamaIndex: the global handler re-installed (and re-instrumented) per request
 @web.post("/ask")
 def ask():
-    if request.json.get("trace"):
-        if next(_ask_set_global_handler_once) == 0:
-            set_global_handler("arize_phoenix")
+    if request.json.get("trace") and next(_ask_set_global_handler_once) == 0:
+        set_global_handler("arize_phoenix")
     return {"ok": True}
 
 
