@@ -112,6 +112,18 @@ def test_the_fixed_code_in_the_docs_is_what_the_fix_makes(where: str, code: str,
     assert missing == [], f"{where}: statements the fix does not make"
 
 
+def test_the_runtime_doc_shows_each_fixed_app_whole() -> None:
+    """docs/runtime.md section 6 shows each fixed app complete (its module docstring aside), in
+    order, and it lints clean: the reader sees the whole handler the fix makes, not excerpts."""
+    shown = [code for where, code, _ in _doc_blocks() if where.startswith("docs/runtime.md")]
+    assert len(shown) == len(APPS)
+    for app, code in zip(sorted(APPS, key=lambda p: p.stem != "openai_agents_before"), shown):
+        whole = _statements(fixed(app))
+        assert ast.get_docstring(ast.parse(fixed(app))) is not None
+        assert _statements(code) == whole[1:], app.name
+        assert lint_text(app.name, code, Settings(), frozenset(rule_codes())) == []
+
+
 def test_the_docs_show_both_frameworks() -> None:
     blocks = _doc_blocks()
     runtime = "\n".join(code for where, code, _ in blocks if where.startswith("docs/runtime.md"))
