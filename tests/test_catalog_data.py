@@ -89,6 +89,7 @@ def test_types_and_non_empty():
             "name_kwargs",
             "tools_kwargs",
             "session_kwargs",
+            "store_kwargs",
             "history_getters",
             "user_state_kwargs",
         ):
@@ -169,8 +170,11 @@ def test_kwarg_fields_fit_their_kind():
         if e.history_getters:
             # the getter's history is used when the wrapper runs
             assert e.run_methods, f"{label}: history_getters belong to something that runs"
-        for kw in (*e.name_kwargs, *e.session_kwargs, *e.history_getters):
+        for kw in (*e.name_kwargs, *e.session_kwargs, *e.store_kwargs, *e.history_getters):
             assert re.fullmatch(_IDENT, kw) or _INDEX.match(kw), (label, kw)
+        if e.store_kwargs:
+            # a store decides whether a constant key reaches other requests (DUP103)
+            assert e.session_kwargs, f"{label}: store_kwargs belong to a memory keyed by session_kwargs"
         if e.user_state_kwargs:
             # only toolkits cache a user's account; "*" means always, alone
             assert e.kind is Kind.TOOL, label
@@ -509,6 +513,7 @@ def render_tables() -> str:
                 ("tools", e.tools_kwargs),
                 ("name", e.name_kwargs),
                 ("session", e.session_kwargs),
+                ("shared store", e.store_kwargs),
                 ("history getter", e.history_getters),
                 ("user state", e.user_state_kwargs),
             ):

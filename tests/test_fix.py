@@ -495,6 +495,63 @@ def test_duplicate_append_keeps_comment_lines_and_semicolon_neighbours() -> None
     )
 
 
+REGISTER_HEAD = (
+    "from flask import Flask, request\nfrom llama_index.core import set_global_handler\n\n"
+    "web = Flask(__name__)\n\n\n@web.post('/ask')\ndef ask():\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "after"),
+    [
+        # the registration is all the `if` does: the check joins its condition (no nested `if`, SIM102)
+        (
+            "    if request.json.get('a') or request.json.get('b'):\n        set_global_handler('phoenix')\n",
+            (
+                "    if (request.json.get('a') or request.json.get('b')) and next(_ask_set_global_handler_once) == 0:\n"
+                "        set_global_handler('phoenix')\n"
+            ),
+        ),
+        # with an `else`, a joined condition would send the later calls there: nested
+        (
+            "    if request.json.get('a'):\n        set_global_handler('phoenix')\n    else:\n        print('no')\n",
+            (
+                "    if request.json.get('a'):\n        if next(_ask_set_global_handler_once) == 0:\n"
+                "            set_global_handler('phoenix')\n    else:\n        print('no')\n"
+            ),
+        ),
+    ],
+    ids=["joined", "else-nested"],
+)
+def test_register_once_under_a_condition(body: str, after: str) -> None:
+    _, fixed, error = fix_text(REGISTER_HEAD + body + "    return 'ok'\n", frozenset({"DUP401"}))
+    assert error is None and after in fixed, fixed
+    assert lint_text("x.py", fixed, Settings(), frozenset({"DUP401"})) == []
+
+
+def test_per_call_tool_list_drops_the_global_it_no_longer_needs() -> None:
+    """``global TOOLS`` was there for ``TOOLS += [...]``: it goes with it (a ``global`` nothing
+    assigns is flagged by ruff, PLW0602); the other names of the statement stay; another
+    assignment of ``TOOLS`` in the function refuses the fix (the copy would shadow it)."""
+    head = "from strands import Agent\n\nTOOLS = []\n\n\n@app.post('/r')\ndef research(topic: str, extra):\n"
+    text = (
+        head + "    global TOOLS, SEEN\n    SEEN = 1\n    TOOLS += [extra]\n    return str(Agent(tools=TOOLS)(topic))\n"
+    )
+    _, fixed, error = fix_text("from fastapi import FastAPI\napp = FastAPI()\n" + text, frozenset({"DUP303"}))
+    assert error is None
+    assert (
+        "    global SEEN\n    SEEN = 1\n    tools = [*TOOLS, extra]\n    return str(Agent(tools=tools)(topic))\n"
+        in fixed
+    )
+    text = (
+        head
+        + "    global TOOLS\n    TOOLS += [extra]\n    agent = Agent(tools=TOOLS)\n    TOOLS = TOOLS[:1]\n    return agent\n"
+    )
+    outcome, fixed, error = fix_text("from fastapi import FastAPI\napp = FastAPI()\n" + text, frozenset({"DUP303"}))
+    assert error is None and outcome.applied == []
+    assert [why for _, why in outcome.skipped] == ["`TOOLS` is also assigned at line 13 in `research()`"]
+
+
 # ----------------------------------------------------------------------------- DUP101 shapes
 
 
@@ -739,7 +796,9 @@ def test_retry_fix_awaits_an_async_helper_once_per_key(tmp_path: Path) -> None:
     assert (
         '            return await _idempotency.arun(f"{__name__}.answer:{request_id}", lambda: ask(support, prompt))\n'
     ) in fixed
-    assert 'from dupguard.runtime import Idempotency\n\n_idempotency = Idempotency(on_in_progress="wait")\n' in fixed
+    # the import where isort puts it (dupguard before strands), the store after the imports
+    assert "\nfrom dupguard.runtime import Idempotency\nfrom strands import Agent as StrandsAgent\n" in fixed
+    assert 'StrandsAgent\n\n_idempotency = Idempotency(on_in_progress="wait")\n' in fixed
     assert lint_text("x.py", fixed, Settings(), frozenset({"DUP501"})) == []
     _stand_in_strands(tmp_path)
     (tmp_path / "fixed_app.py").write_text(fixed)
@@ -784,7 +843,7 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
     [
         (
             SEED_000.format(param="", run="agent.achat(message)"),
-            "no request id in scope: `chat()` has no parameter such as `request_id` or `idempotency_key`",
+            "no request id in scope: `chat()` gets no id of the user action (a `request_id` or `idempotency_key`",
         ),
         (
             SEED_000.format(param=", request_id: str = Header(...)", run="agent.achat(message)"),
@@ -828,6 +887,36 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
             ASK + SEED_000.format(param=", call_id: str", run="ask(agent, message)"),
             "`call_id` is minted per model response",
         ),
+        (
+            # the adapter keys the agent's tools: an agent built elsewhere has its tools built there
+            (
+                "@app.post('/desk')\nasync def desk(text: str, agent: Agent, request_id: str = Header(...)):\n"
+                "    for _ in range(3):\n        result = await Runner.run(agent, text)\n"
+                "    return result.final_output\n"
+            ),
+            "`agent` is not built in this module, so its tools cannot be wrapped here",
+        ),
+        (
+            (
+                "_guard = object()\n_openai_agents_guard = object()\nfrom .payments import refund_order\nclerk = Agent(name='Clerk', tools=[refund_order])\n\n\n"
+                "@app.post('/desk')\nasync def desk(text: str, request_id: str = Header(...)):\n"
+                "    for _ in range(3):\n        result = await Runner.run(clerk, text)\n"
+                "    return result.final_output\n"
+            ),
+            "the names `_guard` and `_openai_agents_guard` are already used in this module",
+        ),
+        (
+            # wrapped tools run outside the adapter's turns would share one turn across requests
+            (
+                "from .payments import refund_order\nclerk = Agent(name='Clerk', tools=[refund_order])\n\n\n"
+                "@app.post('/desk')\nasync def desk(text: str, request_id: str = Header(...)):\n"
+                "    for _ in range(3):\n        result = await Runner.run(clerk, text)\n"
+                "    return result.final_output\n\n\n"
+                "@app.post('/stream')\nasync def stream(text: str):\n"
+                "    return Runner.run_streamed(clerk, text)\n"
+            ),
+            "`clerk` is also run at line 23 in a way the adapter cannot take",
+        ),
     ],
     ids=[
         "seed-000-no-request-id",
@@ -838,6 +927,9 @@ ASK = "async def ask(agent: ReActAgent, message: str) -> str:\n    return str(aw
         "star-args",
         "tool-call-id-is-no-key",
         "call-id-is-no-key",
+        "adapter-agent-built-elsewhere",
+        "adapter-guard-names-taken",
+        "adapter-agent-also-streamed",
     ],
 )
 def test_retry_fix_refusals_leave_the_code_and_say_why(source: str, reason: str) -> None:

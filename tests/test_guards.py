@@ -108,3 +108,101 @@ def test_only_a_check_before_the_run_makes_it_idempotent() -> None:
     first, second = (c for c in model.calls if c.func == "agent.run")
     assert not idempotent(model, first)
     assert idempotent(model, second)
+
+
+# ----------------------------------------------------------------------------- DUP501 and dupguard.runtime
+
+RUNTIME_HEADER = textwrap.dedent("""
+    import asyncio
+
+    from agents import Agent, Runner, SQLiteSession
+    from fastapi import FastAPI
+    from pydantic import BaseModel
+
+    from dupguard.runtime import (
+        Idempotency, InvocationGuard, SessionRegistry, SQLiteBackend, ToolCallLedger, asession_lease, aturn_lease,
+        register_once,
+    )
+    from dupguard.runtime.adapters.openai_agents import OpenAIAgentsGuard
+
+    from .payments import refund_order
+
+    app = FastAPI()
+    agent = Agent(name="support", tools=[refund_order])
+    store = SQLiteBackend("dupguard.sqlite")
+    idem = Idempotency(store, on_in_progress="wait")
+    guard = OpenAIAgentsGuard(ledger=ToolCallLedger(store, scope=__name__))
+    registry = SessionRegistry(lambda sid: SQLiteSession(sid, "sessions.db"))
+    invocations = InvocationGuard("wait")
+
+
+    class Req(BaseModel):
+        user_id: str
+        request_id: str
+        message: str
+""")
+
+
+def _retry(around: str, run: str = "await Runner.run(agent, req.message)", before: str = "") -> str:
+    """A handler whose retry loop re-runs ``run``, inside ``around`` (a ``with`` header) if given."""
+    loop = textwrap.dedent(f"""
+        for attempt in range(3):
+            try:
+                return {run}
+            except Exception:
+                await asyncio.sleep(1)
+    """).strip("\n")
+    if around:
+        loop = around + "\n" + textwrap.indent(loop, "    ")
+    body = (before + "\n" if before else "") + loop
+    return (
+        RUNTIME_HEADER + "\n\n@app.post('/chat')\nasync def chat(req: Req, cm=None):\n" + textwrap.indent(body, "    ")
+    )
+
+
+# A retry under these still re-runs the tools of an attempt that failed after them: they hold a
+# session, serialise runs or register a handler once, but key nothing by the request.
+UNKEYED = {
+    "register_once": _retry("", before="register_once(cm, object())"),
+    "SessionRegistry.ause": _retry("async with registry.ause(req.user_id) as session:"),
+    "InvocationGuard.ahold": _retry("async with invocations.ahold():"),
+    "asession_lease": _retry("async with asession_lease(store, req.user_id):"),
+    "Idempotency.arun with a constant key": _retry(
+        "", run='await idem.arun("chat", lambda: Runner.run(agent, req.message))'
+    ),
+    "adapter run without a turn id": _retry("", run="await guard.run(agent, req.message)"),
+    "adapter turn without an id": _retry("async with guard.turn():"),
+}
+# These run the retried work once per request id.
+KEYED = {
+    "Idempotency.arun": _retry("", run="await idem.arun(req.request_id, lambda: Runner.run(agent, req.message))"),
+    "aturn_lease": _retry("async with aturn_lease(store, req.request_id):"),
+    "adapter turn": _retry("async with guard.turn(req.request_id):"),
+    "adapter run with a turn id": _retry("", run="await guard.run(agent, req.message, turn_id=req.request_id)"),
+}
+
+
+def _dup501(source: str) -> list[str]:
+    from dupguard.pipeline import lint_text
+
+    return [d.code for d in lint_text("app.py", source, Settings(), frozenset({"DUP501"}))]
+
+
+def test_runtime_calls_that_key_nothing_do_not_guard_a_retry() -> None:
+    found = {name: _dup501(source) for name, source in UNKEYED.items()}
+    assert found == {name: ["DUP501"] for name in UNKEYED}
+
+
+def test_runtime_calls_keyed_by_the_request_guard_a_retry() -> None:
+    found = {name: _dup501(source) for name, source in KEYED.items()}
+    assert found == {name: [] for name in KEYED}
+
+
+def test_an_attempt_keyed_inside_the_loop_guards_it() -> None:
+    source = _retry("", run="await Runner.run(agent, req.message)")
+    source = source.replace(
+        "            return await Runner.run(agent, req.message)",
+        "            async with guard.attempt(req.request_id):\n                return await Runner.run(agent, req.message)",
+    )
+    assert "guard.attempt(req.request_id)" in source
+    assert _dup501(source) == []

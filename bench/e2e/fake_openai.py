@@ -6,7 +6,9 @@ What a real model does that a test double usually does not, and this one does:
   gets new ids, so a guard keyed by the model's id lets the retry through;
 * **latency** (seeded, uniform between ``--min-latency`` and ``--max-latency``) and **faults**:
   HTTP 500 with probability ``--error-rate``, and a stall longer than any sane client timeout
-  with probability ``--stall-rate`` (the client times out and retries);
+  with probability ``--stall-rate`` (the client times out and retries); ``--after-tool-error-rate``
+  adds HTTP 500s on the calls that follow a tool result only: the failure that makes a retried
+  run execute its tools again (the short CI run uses it to hit that path on every few requests);
 * **parallel tool calls** in one response, **streaming** (``"stream": true``, SSE chunks with the
   tool-call arguments split across deltas) and non-streaming.
 
@@ -88,16 +90,27 @@ class Faults:
     """Seeded latency and faults, shared by all requests of one server process."""
 
     def __init__(
-        self, seed: int, min_latency: float, max_latency: float, error_rate: float, stall_rate: float, stall: float
+        self,
+        seed: int,
+        min_latency: float,
+        max_latency: float,
+        error_rate: float,
+        stall_rate: float,
+        stall: float,
+        after_tool_error_rate: float = 0.0,
     ) -> None:
         self.random = random.Random(seed)
         self.min_latency, self.max_latency = min_latency, max_latency
         self.error_rate, self.stall_rate, self.stall = error_rate, stall_rate, stall
+        self.after_tool_error_rate = after_tool_error_rate
         self.counts = {"requests": 0, "errors": 0, "stalls": 0}
 
-    def draw(self) -> tuple[float, str]:
+    def draw(self, after_tool: bool = False) -> tuple[float, str]:
         self.counts["requests"] += 1
         latency = self.random.uniform(self.min_latency, self.max_latency)
+        if after_tool and self.random.random() < self.after_tool_error_rate:
+            self.counts["errors"] += 1
+            return latency, "error"
         roll = self.random.random()
         if roll < self.error_rate:
             self.counts["errors"] += 1
@@ -166,12 +179,13 @@ def _chunks(model: str, message: dict):
 def build_app(faults: Faults) -> Starlette:
     async def completions(request: Request) -> Response:
         body = await request.json()
-        delay, outcome = faults.draw()
+        messages = body.get("messages") or []
+        delay, outcome = faults.draw(after_tool=bool(messages) and messages[-1].get("role") == "tool")
         await asyncio.sleep(delay)
         if outcome == "error":
             return JSONResponse({"error": {"message": "scripted server error", "type": "server_error"}}, 500)
         tool_names = {t.get("function", {}).get("name") for t in body.get("tools") or []}
-        message = plan(body.get("messages") or [], tool_names)
+        message = plan(messages, tool_names)
         model = body.get("model", "fake-model")
         if body.get("stream"):
             return StreamingResponse(_chunks(model, message), media_type="text/event-stream")
@@ -204,8 +218,22 @@ def main() -> None:
     parser.add_argument("--error-rate", type=float, default=0.05)
     parser.add_argument("--stall-rate", type=float, default=0.0)
     parser.add_argument("--stall", type=float, default=20.0, help="seconds a stalled response waits")
+    parser.add_argument(
+        "--after-tool-error-rate",
+        type=float,
+        default=0.0,
+        help="extra HTTP 500s on the calls right after a tool result",
+    )
     args = parser.parse_args()
-    faults = Faults(args.seed, args.min_latency, args.max_latency, args.error_rate, args.stall_rate, args.stall)
+    faults = Faults(
+        args.seed,
+        args.min_latency,
+        args.max_latency,
+        args.error_rate,
+        args.stall_rate,
+        args.stall,
+        args.after_tool_error_rate,
+    )
     uvicorn.run(build_app(faults), host=args.host, port=args.port, log_level="warning")
 
 

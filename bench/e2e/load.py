@@ -88,7 +88,10 @@ async def run_load(base_url: str, load: Load) -> tuple[Outcome, dict[str, str]]:
 
 def score(shop_db: str, outcome: Outcome, secrets: dict[str, str]) -> dict[str, float]:
     with sqlite3.connect(shop_db) as connection:
-        rows = connection.execute("SELECT request_id, user_id, order_id FROM refunds").fetchall()
+        try:
+            rows = connection.execute("SELECT request_id, user_id, order_id FROM refunds").fetchall()
+        except sqlite3.OperationalError:  # no refund ran at all (every request failed): none to count
+            rows = []
     seen: dict[tuple[str, str], int] = {}
     cross = 0
     for request_id, user_id, order_id in rows:

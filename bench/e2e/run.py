@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,13 +44,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, process: subprocess.Popen, timeout: float = 60.0) -> None:
+def wait_port(port: int, process: subprocess.Popen, timeout: float = 60.0, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}"
-            )
+            said = log.read_text(errors="replace")[-4000:] if log is not None and log.exists() else ""
+            raise RuntimeError(f"server exited with {process.returncode}: {said}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
@@ -74,7 +75,8 @@ def python_for(framework: str, args: argparse.Namespace) -> str:
 
 
 def make_fixed(before: Path, workdir: Path, python: str) -> tuple[Path, str]:
-    """Copy the app and run ``dupguard fix --unsafe-fixes`` on it; returns (file, what remains)."""
+    """Copy the app and run ``dupguard fix --unsafe-fixes`` on it; returns (file, what
+    ``dupguard check`` still reports on it: empty when nothing)."""
     fixed_dir = workdir / "fixed"
     fixed_dir.mkdir(parents=True, exist_ok=True)
     target = fixed_dir / "app.py"
@@ -94,49 +96,126 @@ def make_fixed(before: Path, workdir: Path, python: str) -> tuple[Path, str]:
         capture_output=True,
         text=True,
     )
-    return target, check.stdout.strip()
+    return target, (check.stdout.strip() if check.returncode else "")
 
 
 def serve_and_load(
-    app_file: Path, python: str, workers: int, store: str, fake_url: str, load: Load, workdir: Path
+    app_file: Path,
+    python: str,
+    workers: int,
+    store: str,
+    fake_url: str,
+    load: Load,
+    workdir: Path,
+    first_on_path: tuple[Path, ...] = (),
 ) -> dict[str, float]:
+    """Serve ``app_file`` under uvicorn (``workers`` processes, ``DUPGUARD_STORE=store``), drive
+    ``load`` against it and score the run. The server's stderr goes to ``server-<port>.log`` in
+    ``workdir`` (a pipe nobody reads would block a server that logs much). ``first_on_path``
+    come before everything on the server's ``PYTHONPATH`` (overhead.py's plain stand-ins)."""
     port = free_port()
     shop_db = workdir / f"shop-{port}.db"
+    log = workdir / f"server-{port}.log"
+    store = fresh_store(store, workdir)
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(app_file.parent), str(HERE), str(ROOT / "src")]),
+        "PYTHONPATH": os.pathsep.join([*map(str, first_on_path), str(app_file.parent), str(HERE), str(ROOT / "src")]),
         "FAKE_OPENAI_URL": fake_url,
         "SHOP_DB": str(shop_db),
         "SESSION_DB": str(workdir / f"sessions-{port}.db"),
         "DUPGUARD_STORE": store,
     }
-    server = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "uvicorn",
-            f"{app_file.stem}:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with open(log, "w") as errors:
+        server = subprocess.Popen(
+            [
+                python,
+                "-m",
+                "uvicorn",
+                f"{app_file.stem}:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+            ],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
     try:
-        wait_port(port, server)
+        wait_port(port, server, log=log)
         outcome, secrets = asyncio.run(run_load(f"http://127.0.0.1:{port}", load))
     finally:
         stop(server)
     return score(str(shop_db), outcome, secrets)
+
+
+def fresh_store(url: str, workdir: Path) -> str:
+    """An empty store for one run: the load's request ids are the same in every run, so records
+    left by an earlier run would replay its tool calls and hide this run's duplicates. SQLite: a
+    file in the run's directory; Redis: the database emptied first."""
+    if url.startswith("sqlite:///"):
+        return f"sqlite:///{workdir / 'dupguard-store.db'}"
+    if url.startswith("redis://"):
+        import redis
+
+        client = redis.Redis.from_url(url)
+        try:
+            client.flushdb()
+        finally:
+            client.close()
+    return url
+
+
+@contextlib.contextmanager
+def fake_model(
+    workdir: Path,
+    *,
+    error_rate: float = 0.05,
+    stall_rate: float = 0.01,
+    stall: float = 8.0,
+    min_latency: float = 0.05,
+    max_latency: float = 0.3,
+    after_tool_error_rate: float = 0.0,
+    seed: int = 1,
+) -> Iterator[str]:
+    """The scripted model (``fake_openai.py``) on a free port; yields its base URL."""
+    port = free_port()
+    log = workdir / "fake-model.log"
+    with open(log, "w") as errors:
+        fake = subprocess.Popen(
+            [
+                sys.executable,
+                str(HERE / "fake_openai.py"),
+                "--port",
+                str(port),
+                "--seed",
+                str(seed),
+                "--error-rate",
+                str(error_rate),
+                "--stall-rate",
+                str(stall_rate),
+                "--stall",
+                str(stall),
+                "--min-latency",
+                str(min_latency),
+                "--max-latency",
+                str(max_latency),
+                "--after-tool-error-rate",
+                str(after_tool_error_rate),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+    try:
+        wait_port(port, fake, log=log)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        stop(fake)
 
 
 def stores(kinds: list[str], workdir: Path) -> tuple[dict[str, str], list[subprocess.Popen]]:
@@ -170,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stall-rate", type=float, default=0.01)
     parser.add_argument("--min-latency", type=float, default=0.05)
     parser.add_argument("--max-latency", type=float, default=0.3)
+    parser.add_argument(
+        "--after-tool-error-rate", type=float, default=0.0, help="extra model 500s right after a tool result"
+    )
     parser.add_argument("--python-llamaindex", help="interpreter with llama-index-core and llama-index-llms-openai")
     parser.add_argument("--python-openai_agents", help="interpreter with openai-agents")
     parser.add_argument("--json", help="write the rows here")
@@ -182,61 +264,51 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="dupguard-e2e-") as tmp:
         workdir = Path(tmp)
-        fake_port = free_port()
-        fake = subprocess.Popen(
-            [
-                sys.executable,
-                str(HERE / "fake_openai.py"),
-                "--port",
-                str(fake_port),
-                "--error-rate",
-                str(args.error_rate),
-                "--stall-rate",
-                str(args.stall_rate),
-                "--stall",
-                "8",
-                "--min-latency",
-                str(args.min_latency),
-                "--max-latency",
-                str(args.max_latency),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
         store_urls, store_processes = stores(args.stores.split(","), workdir)
         try:
-            wait_port(fake_port, fake)
-            fake_url = f"http://127.0.0.1:{fake_port}/v1"
-            for framework in args.frameworks.split(","):
-                python = python_for(framework, args)
-                before = HERE / "apps" / f"{framework}_before.py"
-                fixed, remaining = make_fixed(before, workdir / framework, python)
-                if remaining:
-                    print(
-                        f"# {framework}: `dupguard check` on the fixed app:\n#   " + remaining.replace("\n", "\n#   ")
-                    )
-                for app_name in args.apps.split(","):
-                    app_file = before if app_name == "before" else fixed
-                    for workers in map(int, args.workers.split(",")):
-                        for store, url in store_urls.items():
-                            runs = []
-                            for _ in range(args.runs):
-                                run_dir = Path(tempfile.mkdtemp(dir=workdir))
-                                runs.append(serve_and_load(app_file, python, workers, url, fake_url, load, run_dir))
-                            row = {"framework": framework, "app": app_name, "workers": workers, "store": store}
-                            for column in COLUMNS:
-                                values = [r[column] for r in runs]
-                                row[column] = (min(values), statistics.median(values), max(values))
-                            rows.append(row)
-                            print(format_row(row), flush=True)
+            with fake_model(
+                workdir,
+                error_rate=args.error_rate,
+                stall_rate=args.stall_rate,
+                min_latency=args.min_latency,
+                max_latency=args.max_latency,
+                after_tool_error_rate=args.after_tool_error_rate,
+            ) as fake_url:
+                for framework in args.frameworks.split(","):
+                    rows += run_framework(framework, args, load, store_urls, fake_url, workdir)
         finally:
-            stop(fake)
             for process in store_processes:
                 stop(process)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0
+
+
+def run_framework(
+    framework: str, args: argparse.Namespace, load: Load, store_urls: dict[str, str], fake_url: str, workdir: Path
+) -> list[dict]:
+    """The rows of one framework: its ``before`` app and the ``fixed`` one made in this run."""
+    python = python_for(framework, args)
+    before = HERE / "apps" / f"{framework}_before.py"
+    fixed, remaining = make_fixed(before, workdir / framework, python)
+    if remaining:
+        print(f"# {framework}: `dupguard check` on the fixed app:\n#   " + remaining.replace("\n", "\n#   "))
+    rows = []
+    for app_name in args.apps.split(","):
+        app_file = before if app_name == "before" else fixed
+        for workers in map(int, args.workers.split(",")):
+            for store, url in store_urls.items():
+                runs = []
+                for _ in range(args.runs):
+                    run_dir = Path(tempfile.mkdtemp(dir=workdir))
+                    runs.append(serve_and_load(app_file, python, workers, url, fake_url, load, run_dir))
+                row = {"framework": framework, "app": app_name, "workers": workers, "store": store}
+                for column in COLUMNS:
+                    values = [r[column] for r in runs]
+                    row[column] = (min(values), statistics.median(values), max(values))
+                rows.append(row)
+                print(format_row(row), flush=True)
+    return rows
 
 
 def format_row(row: dict) -> str:

@@ -1,3 +1,6 @@
+import asyncio
+
+from agents import Agent, Runner, SQLiteSession
 from fastapi import FastAPI
 from langchain.memory import ConversationBufferMemory
 from langchain_core.chat_history import InMemoryChatMessageHistory
@@ -8,6 +11,7 @@ from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.workflow import Context
 from celery import Celery
+from pydantic import BaseModel
 
 app = FastAPI()
 celery_app = Celery("jobs")
@@ -21,6 +25,9 @@ shared_ctx = Context(workflow_agent)  # error: DUP102
 lc_history = InMemoryChatMessageHistory()  # error: DUP102
 assistant = RunnableWithMessageHistory(ChatOpenAI(model="gpt-4o"), lambda session_id: lc_history)
 support_history = InMemoryChatMessageHistory()  # error: DUP102
+desk = Agent(name="desk", instructions="Refund orders.")
+conversations = SQLiteSession("support", "conversations.db")  # error: DUP102
+helper_memory = ChatMemoryBuffer.from_defaults(token_limit=3000)  # error: DUP102
 
 
 def support_history_for(session_id: str):
@@ -61,3 +68,28 @@ async def ask(session_id: str, question: str):
 @app.post("/support/{session_id}")
 def support_turn(session_id: str, question: str):
     return support.invoke(question, config={"configurable": {"session_id": session_id}})
+
+
+# per user: the SDK's session keyed by the body's user id, in the same database file
+class Turn(BaseModel):
+    user_id: str
+    message: str
+
+
+@app.post("/desk")
+async def desk_turn(turn: Turn):
+    result = await Runner.run(desk, turn.message, session=conversations)
+    return result.final_output
+
+
+# a fan-out: each task gets a session of its own
+@app.post("/desk/batch")
+async def desk_batch(turn: Turn, messages: list[str]):
+    results = await asyncio.gather(*(Runner.run(desk, m, session=conversations) for m in messages))
+    return [r.final_output for r in results]
+
+
+# per user across workers: LlamaIndex's Memory on a SQL store replaces the in-process buffer
+@app.post("/helper/{user_id}")
+async def helper(user_id: str, message: str):
+    return str(await workflow_agent.run(user_msg=message, memory=helper_memory))

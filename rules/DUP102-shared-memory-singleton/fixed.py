@@ -1,3 +1,8 @@
+import asyncio
+import os
+
+from agents import Agent, Runner, SQLiteSession
+from dupguard.runtime import SessionRegistry, asession_lease, store_from_env
 from fastapi import FastAPI
 from langchain.memory import ConversationBufferMemory
 from langchain_core.chat_history import InMemoryChatMessageHistory
@@ -5,10 +10,17 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_openai import ChatOpenAI
 from llama_index.core.agent import ReActAgent
 from llama_index.core.agent.workflow import FunctionAgent
-from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.memory import ChatMemoryBuffer, Memory
+from llama_index.core.storage.chat_store.sql import SQLAlchemyChatStore
 from llama_index.core.workflow import Context
 from celery import Celery
-from dupguard.runtime import SessionRegistry
+from pydantic import BaseModel
+
+_store = store_from_env()
+_chat_store = SQLAlchemyChatStore(
+    table_name="llama_index_memory",
+    async_database_uri=os.environ.get("DUPGUARD_HISTORY_URL", "sqlite+aiosqlite:///chat_history.db"),
+)
 
 app = FastAPI()
 celery_app = Celery("jobs")
@@ -39,6 +51,15 @@ def make_shared_ctx():
 lc_history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())
 assistant = RunnableWithMessageHistory(ChatOpenAI(model="gpt-4o"), lambda session_id: lc_history_sessions.get(session_id))
 support_history_sessions = SessionRegistry(lambda _session_id: InMemoryChatMessageHistory())
+desk = Agent(name="desk", instructions="Refund orders.")
+
+
+def make_conversations(session_id):
+    return SQLiteSession(session_id, "conversations.db")
+
+
+def make_helper_memory(session_id):
+    return Memory.from_defaults(session_id=session_id, token_limit=3000, chat_store=_chat_store)
 
 
 def support_history_for(session_id: str):
@@ -84,3 +105,32 @@ async def ask(session_id: str, question: str):
 @app.post("/support/{session_id}")
 def support_turn(session_id: str, question: str):
     return support.invoke(question, config={"configurable": {"session_id": session_id}})
+
+
+# per user: the SDK's session keyed by the body's user id, in the same database file
+class Turn(BaseModel):
+    user_id: str
+    message: str
+
+
+@app.post("/desk")
+async def desk_turn(turn: Turn):
+    conversations = make_conversations(turn.user_id)
+    async with asession_lease(_store, turn.user_id):
+        result = await Runner.run(desk, turn.message, session=conversations)
+        return result.final_output
+
+
+# a fan-out: each task gets a session of its own
+@app.post("/desk/batch")
+async def desk_batch(turn: Turn, messages: list[str]):
+    results = await asyncio.gather(*(Runner.run(desk, m, session=SQLiteSession("support")) for m in messages))
+    return [r.final_output for r in results]
+
+
+# per user across workers: LlamaIndex's Memory on a SQL store replaces the in-process buffer
+@app.post("/helper/{user_id}")
+async def helper(user_id: str, message: str):
+    helper_memory = make_helper_memory(user_id)
+    async with asession_lease(_store, user_id):
+        return str(await workflow_agent.run(user_msg=message, memory=helper_memory))

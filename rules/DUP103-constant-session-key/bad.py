@@ -2,7 +2,7 @@ from agents import Agent, Runner, SQLiteSession
 from fastapi import FastAPI
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.prebuilt import create_react_agent
-from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.memory import ChatMemoryBuffer, Memory
 from llama_index.core.storage.chat_store import SimpleChatStore
 
 app = FastAPI()
@@ -46,3 +46,9 @@ async def stream(payload: dict):
 async def whatsapp(payload: dict):
     session = SQLiteSession("whatsapp", "conversations.db")  # error: DUP103
     return await Runner.run(assistant, payload["text"], session=session)
+
+
+@app.post("/llama-sql")
+async def llama_sql(payload: dict):
+    memory = Memory.from_defaults(session_id="support", async_database_uri="sqlite+aiosqlite:///memory.db")  # error: DUP103
+    return await memory.aget()

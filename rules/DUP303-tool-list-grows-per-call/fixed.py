@@ -77,6 +77,5 @@ async def answer_with_account(account_id: str, question: str) -> str:
 # Strands: += on the shared list in a worker task
 @shared_task
 def research_job(topic: str, workspace: str) -> str:
-    global TOOLS
     tools = [*TOOLS, workspace_tool(workspace)]
     return str(Agent(tools=tools)(topic))

@@ -1,9 +1,11 @@
+import itertools
 import json
 
 from agents import Runner, add_trace_processor
 from autogen import Agent as AG2Agent
 from autogen import AssistantAgent, UserProxyAgent, register_function
 from celery import shared_task
+from dupguard.runtime import register_once
 from fastapi import FastAPI
 from flask import Flask, request
 from llama_index.core import Settings, set_global_handler
@@ -14,8 +16,6 @@ from strands.hooks import AfterToolCallEvent
 from .observability import JsonlSpanExporter, audit_tool_call, make_case_logger
 from .shop import reserve_stock, support_agent
 from .warehouse import check_stock
-from dupguard.runtime import register_once
-import itertools
 
 api = FastAPI()
 web = Flask(__name__)
@@ -38,9 +38,8 @@ _ask_set_global_handler_once = itertools.count()  # dupguard: register once
 # LlamaIndex: the global handler re-installed (and re-instrumented) per request
 @web.post("/ask")
 def ask():
-    if request.json.get("trace"):
-        if next(_ask_set_global_handler_once) == 0:
-            set_global_handler("arize_phoenix")
+    if request.json.get("trace") and next(_ask_set_global_handler_once) == 0:
+        set_global_handler("arize_phoenix")
     return {"ok": True}
 
 

@@ -12,6 +12,8 @@ from crewai import Crew
 from fastapi import FastAPI, Header
 from langchain.agents import AgentExecutor
 from llama_index.core.agent import ReActAgent
+from llama_index.core.agent.workflow import FunctionAgent
+from pydantic import BaseModel
 from strands import Agent as StrandsAgent
 from tenacity import Retrying, retry, stop_after_attempt, wait_exponential
 
@@ -19,6 +21,8 @@ from .tools import billing_tools, model_client, payments, refund_order, support_
 
 app = FastAPI()
 concierge = Agent(name="Concierge", instructions="Book rooms.", tools=billing_tools)
+desk = Agent(name="Desk", instructions="Refund orders.", tools=[refund_order])
+helper = FunctionAgent(tools=[refund_order], llm=model_client, system_prompt="Refund orders.")
 
 
 # LlamaIndex: the naive retry replays the whole agent run, even with the
@@ -95,3 +99,32 @@ def publish(crew: Crew, topic: str, task_id: str) -> str:
     for attempt in Retrying(stop=stop_after_attempt(3)):  # error: DUP501
         with attempt:
             return kick(crew, topic)
+
+
+# OpenAI Agents SDK behind FastAPI: the model call after the refund times out, the loop runs the
+# agent again, the model asks for the refund again with a new tool-call id
+class RefundRequest(BaseModel):
+    request_id: str
+    message: str
+
+
+@app.post("/refunds")
+async def refunds(req: RefundRequest):
+    for attempt in range(3):  # error: DUP501
+        try:
+            result = await Runner.run(desk, req.message)
+            return {"answer": result.final_output}
+        except TimeoutError:
+            await asyncio.sleep(1 + attempt)
+    return {"error": "timed out"}
+
+
+# LlamaIndex workflow agent, keyed by the client's X-Request-ID header
+@app.post("/helper")
+async def helper_turn(message: str, x_request_id: str = Header(...)):
+    for attempt in range(3):  # error: DUP501
+        try:
+            return {"answer": str(await helper.run(user_msg=message))}
+        except TimeoutError:
+            await asyncio.sleep(1 + attempt)
+    return {"error": "timed out"}

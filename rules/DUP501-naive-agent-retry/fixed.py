@@ -9,19 +9,29 @@ from agents import Agent, Runner
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.teams import RoundRobinGroupChat
 from crewai import Crew
+from dupguard.runtime import Idempotency, ToolCallLedger, idempotent, store_from_env
+from dupguard.runtime.adapters.llamaindex import LlamaIndexGuard
+from dupguard.runtime.adapters.openai_agents import OpenAIAgentsGuard
 from fastapi import FastAPI, Header
 from langchain.agents import AgentExecutor
 from llama_index.core.agent import ReActAgent
+from llama_index.core.agent.workflow import FunctionAgent
+from pydantic import BaseModel
 from strands import Agent as StrandsAgent
 from tenacity import Retrying, retry, stop_after_attempt, wait_exponential
 
 from .tools import billing_tools, model_client, payments, refund_order, support_tools
-from dupguard.runtime import Idempotency, idempotent
+
+_store = store_from_env()
+_guard = OpenAIAgentsGuard(ledger=ToolCallLedger(_store, scope=__name__))
+_llama_index_guard = LlamaIndexGuard(ledger=ToolCallLedger(_store, scope=__name__))
 
 _idempotency = Idempotency(on_in_progress="wait")
 
 app = FastAPI()
 concierge = Agent(name="Concierge", instructions="Book rooms.", tools=billing_tools)
+desk = Agent(name="Desk", instructions="Refund orders.", tools=_guard.tools([refund_order]))
+helper = FunctionAgent(tools=_llama_index_guard.tools([refund_order]), llm=model_client, system_prompt="Refund orders.")
 
 
 # LlamaIndex: the naive retry replays the whole agent run, even with the
@@ -101,3 +111,32 @@ def publish(crew: Crew, topic: str, task_id: str) -> str:
     for attempt in Retrying(stop=stop_after_attempt(3)):
         with attempt:
             return _idempotency.run(f"{__name__}.publish:{task_id}", lambda: kick(crew, topic))
+
+
+# OpenAI Agents SDK behind FastAPI: the model call after the refund times out, the loop runs the
+# agent again, the model asks for the refund again with a new tool-call id
+class RefundRequest(BaseModel):
+    request_id: str
+    message: str
+
+
+@app.post("/refunds")
+async def refunds(req: RefundRequest):
+    for attempt in range(3):
+        try:
+            result = await _guard.run(desk, req.message, turn_id=req.request_id)
+            return {"answer": result.final_output}
+        except TimeoutError:
+            await asyncio.sleep(1 + attempt)
+    return {"error": "timed out"}
+
+
+# LlamaIndex workflow agent, keyed by the client's X-Request-ID header
+@app.post("/helper")
+async def helper_turn(message: str, x_request_id: str = Header(...)):
+    for attempt in range(3):
+        try:
+            return {"answer": str(await _llama_index_guard.run(helper, user_msg=message, turn_id=x_request_id))}
+        except TimeoutError:
+            await asyncio.sleep(1 + attempt)
+    return {"error": "timed out"}

@@ -15,7 +15,9 @@ Two shapes:
 Why unsafe: later calls no longer register anything. When the handler is built from
 per-call values (a parameter, a loop variable), only the first call's handler is ever
 registered; the fix message says which values. The registration keeps any condition it
-was under (it runs the first time that condition holds).
+was under (it runs the first time that condition holds): when it is all an ``if`` (without
+``else``) does, the check joins that ``if``'s condition, ``if trace and next(flag) == 0:``, rather
+than nesting a second ``if``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..fixes import FixProposal, replace, update
+from ..fixes import FixProposal, Replacement, replace, update
 from ..semantic.nodes import contains
 from ._command import RuleCodemod
 from ._common import add_imports, bound_names, statement_expression
@@ -138,9 +140,19 @@ def _once_counter(
     per_call = sorted(_names(call.node) & (set(fn.params) | fn.local_names))
     config = module.config_for_parsing
     nl = config.default_newline
-    guard = cst.ensure_type(cst.parse_statement(f"if next({flag}) == 0:{nl}    pass{nl}", config=config), cst.If)
-    inner = statement.with_changes(leading_lines=[])
-    wrapped = guard.with_changes(body=guard.body.with_changes(body=[inner]), leading_lines=statement.leading_lines)
+    block = ctx.parent(statement)
+    owner = ctx.parent(block) if block is not None else None
+    change: Replacement
+    if isinstance(block, cst.IndentedBlock) and len(block.body) == 1 and isinstance(owner, cst.If) and not owner.orelse:
+        # the registration is all an ``if`` does: one condition, not an ``if`` nested in another
+        # (ruff's SIM102); the counter is still read only when the condition holds
+        check = cst.parse_expression(f"next({flag}) == 0", config=config)
+        change = update(owner, lambda old: old.with_changes(test=_and(old.test, check)))
+    else:
+        guard = cst.ensure_type(cst.parse_statement(f"if next({flag}) == 0:{nl}    pass{nl}", config=config), cst.If)
+        inner = statement.with_changes(leading_lines=[])
+        wrapped = guard.with_changes(body=guard.body.with_changes(body=[inner]), leading_lines=statement.leading_lines)
+        change = replace(statement, wrapped)
     counter = cst.ensure_type(
         cst.parse_statement(f"{flag} = itertools.count()  # dupguard: register once{nl}", config=config),
         cst.SimpleStatementLine,
@@ -165,8 +177,19 @@ def _once_counter(
         caveat = f"; it is built from per-call values ({values}): only the first call's registration is kept"
     return FixProposal(
         f"Register once: run `{text}` on the first call only (`{flag}`){caveat}",
-        (replace(statement, wrapped), update(top, after_counter), *add_imports(ctx, [("itertools", None)])),
+        (change, update(top, after_counter), *add_imports(ctx, [("itertools", None)])),
     )
+
+
+def _and(test: cst.BaseExpression, check: cst.BaseExpression) -> cst.BooleanOperation:
+    """``test and check``, with ``test`` parenthesised when ``and`` binds tighter than it."""
+    looser = (
+        (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or))
+        or isinstance(test, (cst.IfExp, cst.Lambda, cst.NamedExpr))
+    ) and not test.lpar
+    if looser:
+        test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.BooleanOperation(left=test, operator=cst.And(), right=check)
 
 
 class FixHandlerRegisteredPerCall(RuleCodemod):

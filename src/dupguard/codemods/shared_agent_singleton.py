@@ -31,12 +31,17 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..fixes import FixProposal, Replacement, insert_after, insert_before, remove, replace, update
+from ..semantic.catalog import Kind
 from ..semantic.model import analysis
 from ._command import RuleCodemod
-from ._common import _is_import_line, add_imports
+from ._common import _is_import_line, add_imports, imports_only_used_by, swap_imports
+from ._ids import IdSource, session_id
+from ._runtime_setup import STORE, setup
+from ._sessions import PARAM, in_fanout, keyed_form, lease_wrap, private_form
 
 if TYPE_CHECKING:
     from ..fixes import FixContext
+    from ..semantic.catalog import Entry
     from ..semantic.model import Binding, Function, Model
     from ..semantic.shared import Shared
 
@@ -89,7 +94,7 @@ def _uncache(ctx: FixContext, fn: Function) -> FixProposal:
 
     replacements: list[Replacement] = [update(node, undecorated)]
     # the cache decorator's import goes too when nothing else uses it
-    unused = _imports_only_used_by(ctx, [d.node for d in decorators if d.node is not None])
+    unused = imports_only_used_by(ctx, [d.node for d in decorators if d.node is not None])
     lines: list[cst.SimpleStatementLine] = []
     for statement in unused.values():
         line = ctx.parent(statement)
@@ -131,42 +136,6 @@ def _uncache(ctx: FixContext, fn: Function) -> FixProposal:
     )
 
 
-def _imports_only_used_by(ctx: FixContext, nodes: list[cst.CSTNode]) -> dict[int, cst.Import | cst.ImportFrom]:
-    """id(import alias) → its import statement, for the aliases whose names are read only
-    inside ``nodes``."""
-    module, model = ctx.module, ctx.model
-    inside: set[int] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            inside.add(id(n))
-
-    for node in nodes:
-        node.visit(Collect())
-    first = module.body[0] if module.body else None
-    global_scope = ctx.scope(first.body[0]) if isinstance(first, cst.SimpleStatementLine) else None
-    if global_scope is None:
-        return {}
-    out: dict[int, cst.Import | cst.ImportFrom] = {}
-    for name in set(model.imports):
-        assignments = list(global_scope.assignments[name]) if name in global_scope else []
-        if len(assignments) != 1 or not hasattr(assignments[0], "node"):
-            continue
-        refs = list(assignments[0].references)
-        if refs and all(id(r.node) in inside for r in refs):
-            statement = assignments[0].node
-            if isinstance(statement, (cst.Import, cst.ImportFrom)) and not isinstance(statement.names, cst.ImportStar):
-                for alias in statement.names:
-                    local = (
-                        alias.asname.name.value
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
-                        else (alias.evaluated_name.split(".")[0])
-                    )
-                    if local == name:
-                        out[id(alias)] = statement
-    return out
-
-
 # ----------------------------------------------------------------------------- module-level name
 
 
@@ -180,6 +149,7 @@ class _Member:
     annotation: cst.Annotation | None
     factory: str = ""
     functions: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id → a function that reads it
+    reads: dict[int, list[cst.CSTNode]] = field(default_factory=dict)  # id(function) → its reads of the name
     value_refs: list[cst.CSTNode] = field(default_factory=list)  # its reads in other members' values
     # reads that are the whole body of a one-parameter lambda (a session-history getter,
     # ``lambda session_id: history``), with that parameter
@@ -280,6 +250,7 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
             at = f" (line {_line(ctx, access.node)})"
             if isinstance(scope, FunctionScope) and isinstance(scope.node, cst.FunctionDef):
                 member.functions[id(scope.node)] = scope.node
+                member.reads.setdefault(id(scope.node), []).append(access.node)
             elif isinstance(scope, FunctionScope):
                 param = _getter_param(scope.node, access.node)
                 if param is None:
@@ -340,6 +311,18 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
             return FixProposal.refuse(f"`{fn.name.value}()` is a one-line function")
 
     fn_scopes = [scopes.get(fn.body.body[0]) for fn in functions.values()]
+    # reads inside a fan-out (gather, create_task, executor.submit): each task gets its own object
+    fanout = {
+        id(node)
+        for member in group.values()
+        for key, nodes in member.reads.items()
+        for node in nodes
+        if in_fanout(ctx, node, member.functions[key])
+    }
+    if len(group) == 1 and not getters and shared.kind is Kind.MEMORY:
+        keyed = _keyed(ctx, shared, next(iter(group.values())), fanout, global_scope, fn_scopes)
+        if keyed is not None:
+            return keyed
     session = _session_params(functions.values()) if len(group) == 1 else None
     name = binding.target
     registry = f"{name}_sessions"
@@ -376,9 +359,17 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
         for ref in member.value_refs:
             if id(ref) not in getter_ids:
                 replacements.append(replace(ref, cst.Call(cst.Name(member.factory))))
-    # one object per call (or per session) at the top of every function that reads it
+    # one object per call (or per session) at the top of every function that reads it; a read
+    # in a fan-out gets one per task (then the function needs no binding for it if that was all)
     for member in group.values():
+        private = _private_value(member, candidate(member.name)) if session is not None else None
         for key, fn in member.functions.items():
+            for node in member.reads.get(key, ()):
+                if id(node) in fanout:
+                    fresh = private.deep_clone() if private is not None else cst.Call(cst.Name(member.factory))
+                    replacements.append(replace(node, fresh))
+            if all(id(node) in fanout for node in member.reads.get(key, ())):
+                continue
             if session is None:
                 line = f"{member.name} = {member.factory}()"
             else:
@@ -399,7 +390,8 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
     position = {id(m): ctx.body_index(m.stmt) or 0 for m in group.values()}
     for rebound in sorted(group.values(), key=lambda m: position[id(m)]):
         index = position[id(rebound)]
-        replacements.append(update(rebound.stmt, _rebinding(rebound, index == 0, session is not None, registry)))
+        entry = candidate(rebound.name).entry
+        replacements.append(update(rebound.stmt, _rebinding(rebound, index == 0, session is not None, registry, entry)))
         nxt = index + 1
         if session is None and nxt < len(body) and id(body[nxt]) not in others:
             replacements.append(update(body[nxt], _spaced))
@@ -414,7 +406,7 @@ def _module_name(ctx: FixContext, shared: Shared, binding: Binding) -> FixPropos
     return FixProposal(f"Build {_names_of(group)} per call: {made}, called in {where}", tuple(replacements))
 
 
-def _rebinding(member: _Member, first: bool, per_session: bool, registry: str) -> Any:
+def _rebinding(member: _Member, first: bool, per_session: bool, registry: str, entry: Entry | None = None) -> Any:
     """What ``member``'s binding becomes (from the statement as the fix's other replacements
     left it: its value may call another member's factory)."""
 
@@ -422,7 +414,7 @@ def _rebinding(member: _Member, first: bool, per_session: bool, registry: str) -
         small = old.body[0]
         assert isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
         if not per_session:
-            return _factory_def(member.factory, small.value, member.annotation, old, first)
+            return _factory_def(member.factory, _per_call_value(small.value, entry), member.annotation, old, first)
         call = cst.Call(
             cst.Name("SessionRegistry"),
             [cst.Arg(cst.Lambda(cst.Parameters([cst.Param(cst.Name("_session_id"))]), small.value))],
@@ -555,6 +547,113 @@ def _factory_def(
         leading_lines=old.leading_lines,
     )
     return fn if first else _blank_lines_before(fn, 2)  # type: ignore[return-value]
+
+
+def _per_call_value(value: cst.BaseExpression, entry: Entry | None) -> cst.BaseExpression:
+    """What a per-call factory builds: ``value``, except that a memory keyed by a constant in a
+    shared store (``SQLiteSession("support", "chats.db")``) would still be one conversation for
+    every call (DUP103): it gets a store of its own instead (``SQLiteSession("support")``)."""
+    if entry is None or not entry.session_kwargs or not isinstance(value, cst.Call):
+        return value
+    keys = [a for k in entry.session_kwargs if (a := _catalog_arg(value, k)) is not None]
+    if all(isinstance(a.value, (cst.SimpleString, cst.Integer)) for a in keys):
+        return private_form(value, entry)
+    return value
+
+
+def _catalog_arg(call: cst.Call, key: str) -> cst.Arg | None:
+    if not key.isdigit():
+        return next((a for a in call.args if a.keyword is not None and a.keyword.value == key), None)
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[int(key)] if len(positional) > int(key) else None
+
+
+def _private_value(member: _Member, shared: Shared) -> cst.BaseExpression | None:
+    value = member.small.value
+    return private_form(value, shared.entry) if value is not None else None
+
+
+def _keyed(
+    ctx: FixContext, shared: Shared, member: _Member, fanout: set[int], global_scope: Any, fn_scopes: list
+) -> FixProposal | None:
+    """The memory kept per session in the framework's persistent history, each turn under a
+    session lease (``_sessions.py``); None when it does not apply: no keyed form is known for
+    the memory, or a function that uses it has no session or user id."""
+    model, module = ctx.model, ctx.module
+    value = member.small.value
+    if value is None:
+        return None
+    form = keyed_form(value, shared.entry)
+    if form is None:
+        return None
+    expression, needs, imports = form
+    records = {id(f.node): f for f in model.functions}
+    ids: dict[int, IdSource] = {}
+    for key, nodes in member.reads.items():
+        if all(id(node) in fanout for node in nodes):
+            continue
+        record = records.get(key)
+        found = session_id(module, model, record) if record is not None else None
+        if found is None or found.optional:
+            return None
+        ids[key] = found
+    if not ids:
+        return None
+    factory = f"_make_{member.name.lstrip('_')}" if member.name.startswith("_") else f"make_{member.name}"
+    if _taken(factory, global_scope, fn_scopes):
+        return FixProposal.refuse(f"the factory name `{factory}` is already used in this module")
+    lease_names = {True: "asession_lease", False: "session_lease"}
+    prepared = setup(ctx, STORE, *needs)
+    if isinstance(prepared, str):
+        return FixProposal.refuse(prepared)
+    placed, setup_imports = prepared
+    config = module.config_for_parsing
+    replacements: list[Replacement] = []
+    private = private_form(value, shared.entry)
+    used_async = set()
+    for key, nodes in member.reads.items():
+        fn = member.functions[key]
+        for node in nodes:
+            if id(node) in fanout:
+                replacements.append(replace(node, private.deep_clone()))
+        source = ids.get(key)
+        if source is None:
+            continue
+        is_async = fn.asynchronous is not None
+        used_async.add(is_async)
+        line = cst.parse_statement(f"{member.name} = {factory}({source.expr}){config.default_newline}", config=config)
+        lease = f"{lease_names[is_async]}({STORE.name}, {source.expr})"
+        assert isinstance(fn.body, cst.IndentedBlock)
+        replacements.append(update(fn.body, lease_wrap(fn, line, lease, is_async, config)))
+
+    def rebind(old: cst.SimpleStatementLine) -> cst.BaseStatement:
+        returns = cst.Return(value=expression, whitespace_after_return=cst.SimpleWhitespace(" "))
+        body = cst.IndentedBlock([cst.SimpleStatementLine([returns], trailing_whitespace=old.trailing_whitespace)])
+        made = cst.FunctionDef(
+            name=cst.Name(factory),
+            params=cst.Parameters([cst.Param(cst.Name(PARAM))]),
+            body=body,
+            leading_lines=old.leading_lines,
+        )
+        return _blank_lines_before(made, 2)
+
+    replacements.append(update(member.stmt, rebind))
+    index = next(i for i, s in enumerate(module.body) if s is member.stmt)
+    if index + 1 < len(module.body):
+        replacements.append(update(module.body[index + 1], _spaced))
+    needed = [*setup_imports, *imports, *(("dupguard.runtime", lease_names[a]) for a in sorted(used_async))]
+    if not fanout and imports:
+        # the class the factory no longer builds (ChatMemoryBuffer → Memory): its import goes
+        # when nothing else reads it, or becomes the new one when it comes from the same module
+        swapped, needed = swap_imports(ctx, imports_only_used_by(ctx, [value]), needed)
+        replacements.extend(swapped)
+    replacements[:0] = [*add_imports(ctx, needed), *placed]
+    where = _names(fn for key, fn in member.functions.items() if key in ids)
+    return FixProposal(
+        f"Keep one `{member.name}` per session in the framework's history: `{factory}(<session>)` in {where}, "
+        f"each turn under `{lease_names[True] if True in used_async else lease_names[False]}(_store, <session>)`",
+        tuple(replacements),
+    )
 
 
 class FixSharedAgentSingleton(RuleCodemod):

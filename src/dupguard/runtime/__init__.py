@@ -30,6 +30,8 @@ _EXPORTS = {
     "SQLiteBackend": "backends.sqlite",
     "RedisBackend": "backends.redis",
     "PostgresBackend": "backends.postgres",
+    "backend_from_url": "backends.url",
+    "store_from_env": "backends.url",
     # once-per-key execution and leases
     "Idempotency": "idempotency",
     "idempotent": "idempotency",
@@ -105,6 +107,7 @@ __all__ = [
     "ahandle_once",
     "asession_lease",
     "aturn_lease",
+    "backend_from_url",
     "celery_once",
     "dedupe_tools",
     "handle_once",
@@ -114,6 +117,7 @@ __all__ = [
     "run_batch",
     "session_lease",
     "similar",
+    "store_from_env",
     "turn_lease",
 ]
 

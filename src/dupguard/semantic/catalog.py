@@ -55,6 +55,11 @@ class Entry:
     tools_kwargs: tuple[str, ...] = ()
     # keyword arguments that key a conversation (DUP103): thread_id, session_id, chat_store_key…
     session_kwargs: tuple[str, ...] = ()
+    # for a memory keyed by ``session_kwargs``: the arguments that give it a store other objects
+    # can share (LlamaIndex ``chat_store=``, OpenAI Agents ``SQLiteSession``'s ``db_path``).
+    # Constructed without any of them, the memory's store is its own (a fresh in-memory one), so
+    # a constant key names nothing another request can reach (DUP103 stays quiet)
+    store_kwargs: tuple[str, ...] = ()
     # the argument (keyword, or positional index) that looks a conversation's history up by
     # session id (LangChain ``get_session_history``): a getter that ignores the id and returns
     # one module-level memory makes every session share that memory (DUP102)

@@ -241,9 +241,11 @@ _LLAMA_INDEX = (
         version=_LI,
         source="llama_index/core/memory/chat_memory_buffer.py",
         why="stores messages in its chat_store under chat_store_key (default constant "
-        "'chat_history'); put()/aput() append, so a shared buffer mixes conversations.",
+        "'chat_history'; without chat_store= a new SimpleChatStore of its own); put()/aput() "
+        "append, so a shared buffer mixes conversations.",
         run_methods=("put", "aput", "set", "aset", "put_messages", "aput_messages"),
         session_kwargs=("chat_store_key",),
+        store_kwargs=("chat_store",),
     ),
     Entry(
         names=(
@@ -259,6 +261,7 @@ _LLAMA_INDEX = (
         "the stored history with a summary.",
         run_methods=("put", "aput", "set", "aset"),
         session_kwargs=("chat_store_key",),
+        store_kwargs=("chat_store",),
     ),
     Entry(
         names=(
@@ -272,9 +275,11 @@ _LLAMA_INDEX = (
         version=_LI,
         source="llama_index/core/memory/memory.py",
         why="bound to one session_id (from_defaults: session_id or generate_chat_store_key()) "
-        "in its SQLAlchemyChatStore; put()/aput() append to that session.",
+        "in its SQLAlchemyChatStore (without chat_store=, async_database_uri= or async_engine= "
+        "an in-memory SQLite of its own); put()/aput() append to that session.",
         run_methods=("put", "aput", "set", "aset", "put_messages", "aput_messages"),
         session_kwargs=("session_id",),
+        store_kwargs=("chat_store", "async_database_uri", "async_engine"),
     ),
     Entry(
         names=(
@@ -287,6 +292,15 @@ _LLAMA_INDEX = (
         source="llama_index/core/storage/chat_store/simple_chat_store.py",
         why="a dict of message lists keyed by key (add_message: self.store.setdefault(key, [])); "
         "shared by design, isolation comes from the chat_store_key of each memory.",
+    ),
+    Entry(
+        names=("llama_index.core.storage.chat_store.sql.SQLAlchemyChatStore",),
+        kind=STATELESS,
+        framework="llama_index",
+        version=_LI,
+        source="llama_index/core/storage/chat_store/sql.py",
+        why="a table of messages keyed by each Memory's session_id (get_messages(key)); shared by "
+        "design (one engine for every session), isolation comes from the session_id of each Memory.",
     ),
     Entry(
         names=(
@@ -1090,18 +1104,31 @@ _OPENAI_AGENTS = (
             "agents.SQLiteSession",
             "agents.memory.SQLiteSession",
             "agents.memory.sqlite_session.SQLiteSession",
-            "agents.OpenAIConversationsSession",
-            "agents.memory.OpenAIConversationsSession",
         ),
         kind=MEMORY,
         framework="openai_agents",
         version=_OA,
         source="agents/memory/sqlite_session.py",
         why="bound to one conversation at construction (SQLiteSession(session_id, "
-        "db_path=':memory:'), OpenAIConversationsSession(conversation_id=)); add_items() "
-        "appends every run's items to it.",
+        "db_path=':memory:'): without a file, a database of its own); add_items() appends every "
+        "run's items to it.",
         run_methods=("add_items", "get_items", "pop_item", "clear_session"),
-        session_kwargs=("session_id", "conversation_id", "0"),
+        session_kwargs=("session_id", "0"),
+        store_kwargs=("db_path", "1"),
+    ),
+    Entry(
+        names=(
+            "agents.OpenAIConversationsSession",
+            "agents.memory.OpenAIConversationsSession",
+        ),
+        kind=MEMORY,
+        framework="openai_agents",
+        version=_OA,
+        source="agents/memory/openai_conversations_session.py",
+        why="bound to one server-side conversation at construction "
+        "(OpenAIConversationsSession(conversation_id=)); add_items() appends every run's items to it.",
+        run_methods=("add_items", "get_items", "pop_item", "clear_session"),
+        session_kwargs=("conversation_id",),
     ),
     Entry(
         names=("agents.function_tool", "agents.tool.function_tool"),

@@ -13,9 +13,14 @@ each rule family asks for exactly one of them:
 3. ``idempotent(model, call)``: **running it again is harmless.** The call sits under a seen-id
    condition (``if call.id in seen: continue``), inside a once-context (``with turn_lease(...)``,
    ``@idempotent``, a ledger), or after an idempotency check in its function
-   (``already_processed(key)``, ``redis.set(k, v, nx=True)``, a ``dupguard.runtime`` helper, a
-   user guard from ``extend-idempotency-guards``). A retried, replayed or redelivered run is
-   then skipped the second time (DUP501, DUP502, DUP504, DUP505).
+   (``already_processed(key)``, ``redis.set(k, v, nx=True)``, a user guard from
+   ``extend-idempotency-guards``). A retried, replayed or redelivered run is then skipped the
+   second time (DUP501, DUP502, DUP504, DUP505). Of ``dupguard.runtime`` only the helpers that
+   key the work by an id the caller passes count (:data:`KEYED_RUNTIME`: ``Idempotency.run``
+   with a key that is not a constant, ``ledger.begin(call_id, ...)``, ``turn_lease``, an
+   adapter's ``guard.turn(request_id)``...): ``register_once``, ``SessionRegistry.ause``,
+   ``InvocationGuard`` or ``session_lease`` serialise or deduplicate something else, and a
+   retry under them still runs its tools again.
 
 The words each test looks for are in ``vocabulary.py``.
 """
@@ -27,7 +32,7 @@ import re
 import libcst as cst
 
 from .model import Call, Function, Model, analysis
-from .nodes import comparison_parts, dotted_names_in, has_membership_test, strings_in, token_text
+from .nodes import comparison_parts, dotted, dotted_names_in, has_membership_test, strings_in, token_text
 from .vocabulary import (
     FLAG_WORDS,
     GUARD_CALL_RE,
@@ -174,6 +179,83 @@ def is_idempotency_test(test: cst.CSTNode) -> bool:
     return ".add" in tokens and any("cache" in token for token in tokens)
 
 
+# The dupguard.runtime helpers that run the work they guard once per key, and where that key
+# is: a positional index and a keyword (``None``: the helper keys the work itself, as
+# ``celery_once`` does with the task's own id). Methods are named by their class; the run entry
+# points of the framework adapters (``runtime.adapters.*Guard``) by ``adapter``.
+KEYED_RUNTIME: dict[str, tuple[int | None, str] | None] = {
+    "Idempotency.run": (0, "key"),
+    "Idempotency.arun": (0, "key"),
+    "idempotent": (None, "key"),
+    "ToolCallLedger.begin": (0, "call_id"),
+    "ToolCallLedger.abegin": (0, "call_id"),
+    "turn_lease": (1, "key"),
+    "aturn_lease": (1, "key"),
+    "handle_once": (1, "message_id"),
+    "ahandle_once": (1, "message_id"),
+    "celery_once": None,
+    "adapter.turn": (0, "turn_id"),
+    "adapter.attempt": (0, "turn_id"),
+    "adapter.sync_turn": (0, "turn_id"),
+    "adapter.sync_attempt": (0, "turn_id"),
+    "adapter.run": (None, "turn_id"),
+    "adapter.run_sync": (None, "turn_id"),
+    "adapter.stream": (None, "turn_id"),
+}
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+@analysis
+def runtime_name(model: Model, call: Call) -> str | None:
+    """What a call of ``dupguard.runtime`` is, in :data:`KEYED_RUNTIME`'s terms
+    (``"turn_lease"``, ``"Idempotency.arun"``, ``"adapter.attempt"``), or ``None`` for a call
+    of anything else."""
+    callee = call.callee or ""
+    if callee.startswith("dupguard.runtime"):
+        return callee.rsplit(".", 1)[-1]
+    if not call.receiver or not call.method:
+        return None
+    fn = call.function
+    annotation = fn.param_annotations.get(call.receiver) if fn is not None else None
+    if annotation is not None:  # ``def execute_once(ledger: ToolCallLedger, call):``
+        built = model.resolve(dotted(annotation)) or ""
+    else:
+        binding = model.binding_of(call.receiver, fn)
+        vc = binding.value_call if binding is not None else None
+        built = (vc.callee or "") if vc is not None else ""
+    if not built.startswith("dupguard.runtime"):
+        return None
+    owner = "adapter" if built.startswith("dupguard.runtime.adapters.") else built.rsplit(".", 1)[-1]
+    return f"{owner}.{call.method}"
+
+
+def _varies(node: cst.CSTNode) -> bool:
+    """A key that can differ between requests: not a literal, ``None``, ``True`` or ``False``."""
+    if type(node) is cst.Name:
+        return node.value not in _CONSTANTS
+    if type(node) is cst.FormattedString:
+        return any(type(part) is cst.FormattedStringExpression for part in node.parts)
+    if type(node) is cst.ConcatenatedString:
+        return _varies(node.left) or _varies(node.right)
+    return type(node) not in (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
+
+
+def keyed_runtime_call(model: Model, call: Call) -> bool:
+    """A ``dupguard.runtime`` call that runs its work once per key, given a key that varies
+    (see :data:`KEYED_RUNTIME`)."""
+    name = runtime_name(model, call)
+    if name is None or name not in KEYED_RUNTIME:
+        return False
+    where = KEYED_RUNTIME[name]
+    if where is None:
+        return True
+    index, keyword = where
+    arg = call.kw(keyword)
+    if arg is None and index is not None:
+        arg = call.arg(str(index))
+    return arg is not None and _varies(arg.node)
+
+
 def _last(text: str | None) -> str:
     return (text or "").replace("[]", "").replace("()", "").rsplit(".", 1)[-1]
 
@@ -181,11 +263,12 @@ def _last(text: str | None) -> str:
 @analysis
 def is_guard_call(model: Model, call: Call) -> bool:
     """An idempotency check or claim: ``already_processed(key)``, ``redis.set(k, v, nx=True)``,
-    a ``dupguard.runtime`` helper, or a user guard from ``extend-idempotency-guards``."""
+    a keyed ``dupguard.runtime`` helper (:func:`keyed_runtime_call`), or a user guard from
+    ``extend-idempotency-guards``."""
+    if runtime_name(model, call) is not None:
+        return keyed_runtime_call(model, call)
     callee = call.callee or ""
     func = call.func or ""
-    if callee.startswith("dupguard.runtime") or runtime_receiver(model, call):
-        return True
     guards = model.idempotency_guards
     if guards and (
         callee in guards
@@ -208,13 +291,41 @@ def runtime_receiver(model: Model, call: Call) -> bool:
     return vc is not None and (vc.callee or "").startswith("dupguard.runtime")
 
 
-def once_context(call: Call) -> bool:
-    """Inside ``with turn_lease(...)`` / ``with ledger...`` / a function decorated ``@idempotent``."""
-    if any(any(w in text.lower() for w in ONCE_WORDS) for text in call.withs):
+@analysis
+def _with_items(model: Model) -> dict[int, list[Call]]:
+    """id(body of a ``with``) → the calls that are its items (``with turn_lease(b, k):``)."""
+    out: dict[int, list[Call]] = {}
+    for call in model.calls:
+        statement = call.statement
+        if (type(statement) is cst.With) and any(item.item is call.node for item in statement.items):
+            out.setdefault(id(statement.body), []).append(call)
+    return out
+
+
+def once_context(call: Call, model: Model | None = None) -> bool:
+    """Inside ``with turn_lease(...)`` / ``with ledger...`` / a function decorated ``@idempotent``.
+
+    With the ``model``, the context managers and decorators that are ``dupguard.runtime`` calls
+    count only when keyed (:func:`keyed_runtime_call`): ``async with asession_lease(...)`` or
+    ``with registry.use(...)`` holds a session, it does not make a retry run once."""
+    runtime: set[str] = set()
+    if model is not None:
+        items = _with_items(model)
+        for suite in call.branch:
+            for item in items.get(suite, ()):
+                if runtime_name(model, item) is not None:
+                    if keyed_runtime_call(model, item):
+                        return True
+                    runtime.add(dotted(item.node) or "")
+    if any(text not in runtime and any(w in text.lower() for w in ONCE_WORDS) for text in call.withs):
         return True
     fn = call.function
     while fn is not None:
         for dec in fn.decorators:
+            if model is not None and dec.call is not None and runtime_name(model, dec.call) is not None:
+                if keyed_runtime_call(model, dec.call):
+                    return True
+                continue
             text = f"{dec.dotted or ''} {dec.callee or ''}".lower()
             if "idempot" in text or "dupguard.runtime" in text or "once" in text:
                 return True
@@ -273,8 +384,9 @@ def _guard_in_test(model: Model, call: Call, test: cst.CSTNode) -> bool:
 @analysis
 def idempotent(model: Model, call: Call) -> bool:
     """Is this particular run made safe to repeat: under a seen-id condition, inside a
-    once-context, or after an idempotency check in its function?"""
-    if once_context(call):
+    once-context, or after an idempotency check in its function? A keyed ``dupguard.runtime``
+    run (``guard.run(agent, msg, turn_id=request_id)``) is one itself."""
+    if keyed_runtime_call(model, call) or once_context(call, model):
         return True
     if any(is_seen_test(t) or _guard_in_test(model, call, t) for t in call.conditions):
         return True

@@ -47,7 +47,7 @@ import libcst as cst
 
 from .catalog import Entry, Kind
 from .catalog_data import DEPENDS, GRAPH_ENTRIES, LLM_ONLY, MODEL_CALLEES, TOOL_NODE_CALLEES
-from .guards import idempotent, idempotent_in, once_context
+from .guards import idempotent, idempotent_in, once_context, runtime_name
 from .model import Call, Function, Model, analysis, recursive_analysis
 from .nodes import dotted, loop_parts, token_text
 from .vocabulary import (
@@ -66,6 +66,7 @@ from .vocabulary import (
 
 # queues.py (DUP504's detection) imports these under their former names from here
 call_guarded = idempotent
+ADAPTER_RUNS = frozenset({"adapter.run", "adapter.run_sync", "adapter.stream"})
 guarded_in = idempotent_in
 __all__ = ["Run", "agent_run", "call_guarded", "call_index", "direct_run", "guarded_in", "helper_runs"]
 __all__ += ["is_model_call", "once_context", "receiver_entry", "run_at", "tool_execution"]
@@ -171,9 +172,13 @@ def agent_run(model: Model, call: Call) -> str | None:
     - an unresolved receiver named like an agent, called with a distinctive run method, unless
       its binding shows another kind of object (an HTTP client, an LLM SDK client);
     - a project function named like an agent helper (``run_support_agent``) defined elsewhere;
-    - a callable agent (``__call__`` in its run methods) called directly.
+    - a callable agent (``__call__`` in its run methods) called directly;
+    - a run entry point of a ``dupguard.runtime.adapters`` guard (``guard.run(agent, ...)``),
+      which runs the agent and its tools (once per ``turn_id`` when it gets one).
     """
     fn = call.function
+    if runtime_name(model, call) in ADAPTER_RUNS:
+        return f"{call.receiver}.{call.method}"
     if call.method and call.receiver:
         entry, known = receiver_entry(model, call.receiver, fn)
         if entry is not None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ...semantic.effects import is_test_module
-from ...semantic.guards import is_guard_call
+from ...semantic.guards import is_guard_call, runtime_name
 from ...semantic.model import Call, Function, Model, string_value
 from ...semantic.nodes import code_of, comparison_parts
 from ...semantic.vocabulary import (
@@ -174,12 +174,11 @@ def _call_keys(model: Model, call: Call) -> Iterator[tuple[cst.CSTNode, str]]:
 
 
 def _ledger(model: Model, call: Call) -> bool:
-    """A method of a ``dupguard.runtime`` object (the ledger's ``begin(call_id)`` included)."""
+    """A method of a ``dupguard.runtime`` object (the ledger's ``begin(call_id)`` included), built
+    here or given as a parameter annotated with its class (``ledger: ToolCallLedger``)."""
     if not call.receiver or "." in call.receiver:
         return False
-    binding = model.local_binding(call.receiver, call.function)
-    built = binding.value_call.callee if binding is not None and binding.value_call is not None else None
-    return bool(built and built.startswith("dupguard.runtime"))
+    return runtime_name(model, call) is not None
 
 
 def _header_keys(model: Model, node: cst.CSTNode, scope: Function | None) -> Iterator[tuple[cst.CSTNode, str]]:

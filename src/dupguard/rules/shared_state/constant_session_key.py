@@ -21,6 +21,11 @@ Not flagged: a key whose store lives only for the request: a graph compiled in t
 no checkpointer, or with an in-memory one made there (nothing outlives the run). The model
 records the keys (``Model.constant_keys``, ``Model.key_values``); this module decides which of
 them are constant and which per-request code reaches.
+
+A key of a memory built without a store it could share (the catalog's ``store_kwargs``: a
+LlamaIndex ``Memory`` or ``ChatMemoryBuffer`` without ``chat_store=``/``async_database_uri=``, an
+OpenAI Agents ``SQLiteSession`` without a file) names a conversation no other request can reach,
+and is not reported.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
     module_configs: dict[str, ConstantKey] = {}
     for key in [*model.constant_keys, *_resolved_keys(model)]:
         if key.in_main and not reruns_per_session(model):
+            continue
+        if private_store(model, key.call):
             continue
         if _streamlit_shared(model, key):
             yield key, None
@@ -272,12 +279,30 @@ def _streamlit_shared(model: Model, key: ConstantKey) -> bool:
     return False
 
 
+def private_store(model: Model, call: Call | None) -> bool:
+    """Is ``call`` the construction of a memory whose store is its own: none of the catalog's
+    ``store_kwargs`` passed, or only an in-memory SQLite (``":memory:"``)?"""
+    entry = model.entry_for_call(call)
+    if call is None or entry is None or not entry.store_kwargs:
+        return False
+    for name in entry.store_kwargs:
+        arg = call.arg(name)
+        if arg is None:
+            continue
+        value = string_value(arg.node) if isinstance(arg.node, cst.SimpleString) else None
+        if not (isinstance(value, str) and value.endswith(":memory:")):
+            return False
+    return True
+
+
 def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
     """A literal passed where the catalog says a constructor takes its key positionally
     (``session_kwargs`` holding an index: ``SQLiteSession("whatsapp", "chats.db")``)."""
     for call in model.calls:
         entry = model.entry_for_call(call)
         if entry is None or call.in_main or not model.is_concurrent_context(call.function):
+            continue
+        if private_store(model, call):
             continue
         names = [k for k in entry.session_kwargs if not k.isdigit()] or ["session key"]
         for key in (k for k in entry.session_kwargs if k.isdigit()):

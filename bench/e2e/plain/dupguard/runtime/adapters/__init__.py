@@ -1,0 +1,1 @@
+"""Plain adapters: ``tools`` returns the tools, ``run`` is the framework's own run."""
