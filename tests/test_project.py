@@ -1031,3 +1031,24 @@ def test_cache_follows_the_caller_in_another_module(tmp_path: Path) -> None:
     third = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
     assert json.loads(third.stdout) == json.loads(first.stdout)
     assert (tmp_path / ".dupguard_cache").is_dir()
+
+
+def test_the_index_never_opens_a_fifo_in_the_tree(tmp_path: Path) -> None:
+    """A FIFO named like a module sits next to agent code: pass 1 reads every module of the
+    tree, and opening a FIFO for reading blocks until a writer comes, so the run hung (found
+    when the per-request callers of another module made every agent file build the index).
+    It is skipped unopened and reported as not processed, like any other non-regular file."""
+    import os
+
+    _write(
+        tmp_path,
+        {
+            "app/agent.py": LANGCHAIN_AGENT,
+            "app/routes.py": ROUTE.format(imports="from .agent import agent", body="agent.invoke(question)"),
+        },
+    )
+    os.mkfifo(tmp_path / "app" / "pipe.py")
+    proc = run_cli("check", "--no-cache", "--isolated", "app/agent.py", "app/routes.py", "app/pipe.py", cwd=tmp_path)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "app/routes.py" in out and "DUP000" in out and "not a regular file" in out

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -687,8 +688,17 @@ class ProjectIndex:
         return out
 
     def _read(self, record: _File) -> str | None:
+        """The file's text, or None: a FIFO, socket or device in the tree is never opened for
+        reading (it would block the run; pass 2 reports it as not processed), and the open is
+        non-blocking in case the path was swapped for one since it was listed."""
         try:
-            data = record.path.read_bytes()
+            if not stat.S_ISREG(os.stat(record.path).st_mode):
+                return None
+            fd = os.open(record.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            with open(fd, "rb", buffering=0) as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                data = handle.read()
         except OSError:
             return None
         if self._store is not None:  # the content hash keys the cache only
