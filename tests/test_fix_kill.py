@@ -3,12 +3,12 @@ entirely new (issue 18): ``fixer.write_atomic`` writes a complete temporary file
 to disk and renames it over the old one, so there is no moment at which a file holds part of
 its new content.
 
-The tree: every rule's fixable ``bad.py``, each padded with a 300 KB string so
-that writing takes long enough for kills to land in the middle of it. One uninterrupted run
-in a copy of the tree gives each file's new content and the run's duration; then, 200 times
-(``DUPGUARD_FIX_KILLS``), the tree is reset, ``fix`` is started (one process, or a pool of
-two) and its process group is killed after a random delay: half drawn over the whole run,
-half over its last 40 % (where the writes are). The counts are printed (``pytest -s``).
+The tree: every rule's fixable ``bad.py``, each padded with a 300 KB string (so that a write
+takes a while). One uninterrupted run in a copy of the tree gives each file's new content
+and the run's duration; then, 200 times (``DUPGUARD_FIX_KILLS``), the tree is reset, ``fix``
+is started (one process, or a pool of two) and its process group is killed: a third of the
+time after a random delay over the whole run, otherwise a random 0-5 ms after its k-th file
+was replaced (k random), which is when a kill can hurt. The counts are printed (``pytest -s``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from linthelpers import rule_folders
 
 KILLS = int(os.environ.get("DUPGUARD_FIX_KILLS", "200"))
 COPIES = 1
-PADDING = 'PADDING = """' + ("fix me not " * 30_000) + '"""\n'  # ~300 KB in one token
+PADDING = 'PADDING = """' + ("padding " * 40_000) + '"""\n'  # ~300 KB in one token
 COMMAND = [sys.executable, "-m", "dupguard", "fix", "--isolated", "--unsafe-fixes"]
 
 
@@ -79,9 +79,8 @@ def test_fix_killed_at_random_moments_leaves_each_file_old_or_new(tmp_path: Path
     leftovers = 0
     for _ in range(KILLS):
         leftovers += _reset(work, old)
+        inodes = {name: (work / name).stat().st_ino for name in changed}
         jobs = rng.choice(["1", "2"])
-        late = rng.random() < 0.5
-        delay = rng.uniform(0.6 * duration, 1.05 * duration) if late else rng.uniform(0, duration)
         proc = subprocess.Popen(
             [*COMMAND, "--jobs", jobs, "."],
             cwd=work,
@@ -89,13 +88,22 @@ def test_fix_killed_at_random_moments_leaves_each_file_old_or_new(tmp_path: Path
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: the workers die with it
         )
-        time.sleep(delay)
+        if rng.random() < 1 / 3:
+            time.sleep(rng.uniform(0, duration))
+        else:  # right after the k-th file was replaced
+            wanted = rng.randint(1, len(changed) - 1)
+            deadline = time.monotonic() + 4 * duration
+            while proc.poll() is None and time.monotonic() < deadline:
+                if sum((work / name).stat().st_ino != inode for name, inode in inodes.items()) >= wanted:
+                    break
+                time.sleep(0.0005)
+            time.sleep(rng.uniform(0, 0.005))
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass  # it had finished
         proc.wait()
-        states = Counter()
+        states: Counter[str] = Counter()
         for name in old:
             now = (work / name).read_bytes()
             assert now in (old[name], new[name]), f"{name} is neither its old nor its new content"

@@ -267,12 +267,13 @@ def test_a_linked_cache_directory_is_not_written_through(tmp_path: Path, where: 
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ("/tmp/dupguard-elsewhere", "is absolute"),
+        ("{tmp}/elsewhere", "is absolute"),
         ("../elsewhere", "leads out of the project"),
         ("cache/../../elsewhere", "leads out of the project"),
     ],
 )
 def test_a_config_file_cache_dir_stays_inside_the_project(tmp_path: Path, value: str, problem: str) -> None:
+    value = value.replace("{tmp}", str(tmp_path))
     project = _write(
         tmp_path / "project", {"app.py": SHARED_AGENT, "pyproject.toml": f'[tool.dupguard]\ncache-dir = "{value}"\n'}
     )
@@ -280,7 +281,7 @@ def test_a_config_file_cache_dir_stays_inside_the_project(tmp_path: Path, value:
     assert proc.returncode == 2
     assert _errors(proc) == [_errors(proc)[0]] and "cache-dir" in _errors(proc)[0] and problem in _errors(proc)[0]
     assert proc.stdout == b""
-    assert not (tmp_path / "elsewhere").exists() and not Path("/tmp/dupguard-elsewhere").exists()
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_a_cache_dir_inside_the_project_through_dotdot_is_fine(tmp_path: Path) -> None:
@@ -540,14 +541,14 @@ def test_a_crashing_worker_costs_only_its_file(tmp_path: Path) -> None:
 
     files = []
     for i in range(3 * PARALLEL_THRESHOLD):
-        text = SHARED_AGENT + ("# CRASH HERE\n" if i in (5, 30) else "")
+        text = SHARED_AGENT + ("# CRASH HERE\n" if i in (0, 30) else "")
         files.append(_write(tmp_path, {f"m{i:02}.py": text}) / f"m{i:02}.py")
     task = Task("testing", _crash_on_marker)
     done = run(files, Settings(), task, jobs=2)
     crashed = {Path(e.filename).name: e.message for e in done.errors}
     assert crashed == {
         name: "dupguard crashed while testing this file (killed by SIGSEGV); please report it"
-        for name in ("m05.py", "m30.py")
+        for name in ("m00.py", "m30.py")
     }
     linted = [s for s in done.sources if s.error is None]
     assert len(linted) == len(files) - 2 and all(len(s.value) == 1 for s in linted)

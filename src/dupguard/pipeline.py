@@ -607,7 +607,13 @@ class _Runner:
     def _submit(self) -> None:
         if self.waiting:
             assert self.pool is not None
-            future = self.pool.submit(_run_batch, self.waiting)
+            try:
+                future = self.pool.submit(_run_batch, self.waiting)
+            except Exception as exc:  # BrokenProcessPool: a worker died; this batch runs apart too
+                from concurrent.futures import Future
+
+                future = Future()
+                future.set_exception(exc)
             index = len(self.batches)
             self.futures.append(future)
             self.batches.append(self.waiting)
@@ -844,8 +850,9 @@ def check_cache_directory(directory: Path, settings: Settings, files: list[Path]
             f"cache-dir: {settings.cache_dir!r} would hold the whole project; use a directory of its own such as "
             ".dupguard_cache"
         )
+    cwd = os.getcwd()
     for path in files:
-        if os.path.abspath(path).startswith(inside):
+        if os.path.normpath(os.path.join(cwd, path)).startswith(inside):
             raise ConfigError(
                 f"cache-dir: {settings.cache_dir!r} holds files being linted ({path}); use a directory of its own "
                 "such as .dupguard_cache"
