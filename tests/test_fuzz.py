@@ -59,6 +59,7 @@ MAX_FUZZ_SIZE = 64 * 1024
 SETTINGS = Settings(max_file_size=MAX_FUZZ_SIZE)
 EXAMPLES = int(os.environ.get("DUPGUARD_FUZZ_EXAMPLES", "0") or 0)
 RUN: dict[str, float] = {"examples": 0, "parsed": 0, "fixed": 0, "refused": 0, "slowest seconds": 0.0}
+STARTED = time.monotonic()
 
 
 class Chooser:
@@ -229,6 +230,8 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     elif not checked.errors:
         RUN["parsed"] += 1
     RUN["slowest seconds"] = max(RUN["slowest seconds"], round(time.perf_counter() - started, 2))
+    if EXAMPLES and RUN["examples"] % 100 == 0:  # a long run says how far it got (pytest -s)
+        print(f"fuzz: {RUN} after {time.monotonic() - STARTED:.0f} s", file=sys.stderr, flush=True)
 
 
 @st.composite
@@ -265,7 +268,7 @@ def test_fuzzed_inputs_never_crash_check_or_fix(data: bytes, fuzz_dir: Path) -> 
 
 def test_zz_report_the_fuzz_count() -> None:
     """Runs after the fuzz test (pytest keeps file order): the count for the record."""
-    print(f"\nfuzz: {RUN}")
+    print(f"\nfuzz: {RUN}, {time.monotonic() - STARTED:.0f} s")
     assert RUN["examples"] >= (EXAMPLES or 40) or RUN["examples"] == 0  # 0: the fuzz test was deselected
 
 
