@@ -554,6 +554,30 @@ def test_a_crashing_worker_costs_only_its_file(tmp_path: Path) -> None:
     assert len(linted) == len(files) - 2 and all(len(s.value) == 1 for s in linted)
 
 
+def test_a_batch_submitted_after_the_pool_broke_runs_apart_too() -> None:
+    """The pool breaks (a worker crashed on the first batch) while the parent is still
+    reading: the next batch's ``submit`` raises ``BrokenProcessPool``, and that batch is run
+    apart like the ones already submitted, instead of ending the run in an internal error."""
+    from dupguard.pipeline import BATCH_FILES, PARALLEL_THRESHOLD, Task, _Runner
+
+    settings = Settings()
+    codes = settings.enabled_codes()
+    runner = _Runner(Task("testing", _crash_on_marker), settings, jobs=2)
+    names = [f"m{i:02}.py" for i in range(PARALLEL_THRESHOLD + BATCH_FILES)]
+    for index, name in enumerate(names[:PARALLEL_THRESHOLD]):
+        text = SHARED_AGENT + ("# CRASH HERE\n" if index == 0 else "")
+        runner.add((name, text, "utf-8", codes, None), 4 * PARALLEL_THRESHOLD)  # files still to read
+    assert runner.pool is not None and runner.futures, "the pool started and took a batch"
+    assert runner.futures[0].exception(timeout=120) is not None  # the crash broke the pool
+    for name in names[PARALLEL_THRESHOLD:]:  # the last one submits a batch to the broken pool
+        runner.add((name, SHARED_AGENT, "utf-8", codes, None), 0)
+    outcomes = runner.results()
+    assert [error for _value, error in outcomes if error] == [
+        "dupguard crashed while testing this file (killed by SIGSEGV); please report it"
+    ]
+    assert len(outcomes) == len(names) and sum(len(value) for value, error in outcomes if not error) == len(names) - 1
+
+
 def test_a_real_parser_crash_in_a_worker_is_reported_for_its_file(tmp_path: Path) -> None:
     """On a 1 MB stack libcst overflows on nesting Python accepts (2,000 unary minuses): the
     worker dies of SIGSEGV, and only that file is lost."""
