@@ -63,7 +63,7 @@ def _reset(root: Path, files: dict[str, bytes]) -> int:
     return leftovers
 
 
-@pytest.mark.timeout(3600)  # 200 runs of the command line: minutes on a loaded machine
+@pytest.mark.timeout(max(600, 30 * KILLS))  # runs of the command line: minutes on a loaded machine
 def test_fix_killed_at_random_moments_leaves_each_file_old_or_new(tmp_path: Path) -> None:
     old = _tree()
     reference = tmp_path / "reference"
@@ -111,6 +111,10 @@ def test_fix_killed_at_random_moments_leaves_each_file_old_or_new(tmp_path: Path
             now = (work / name).read_bytes()
             assert now in (old[name], new[name]), f"{name} is neither its old nor its new content"
             states["new" if now == new[name] and name in changed else "old"] += 1
+        if (sum(outcomes.values()) + 1) % 20 == 0:  # a long run says how far it got (pytest -s)
+            print(
+                f"fix kill test: {sum(outcomes.values()) + 1} kills, all old or new so far", file=sys.stderr, flush=True
+            )
         if states["new"] == 0:
             outcomes["no file written yet"] += 1
         elif states["new"] == len(changed):
