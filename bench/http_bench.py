@@ -68,6 +68,10 @@ def open_store(spec: dict):
         return MemoryBackend()
     if spec["kind"] == "sqlite":
         return SQLiteBackend(spec["where"])
+    if spec["kind"] == "postgres":  # a DSN: each store call runs in a worker thread
+        from dupguard.runtime import PostgresBackend
+
+        return PostgresBackend(spec["where"], table=f"bench_{uuid.uuid4().hex[:8]}")
     prefix = f"bench:{uuid.uuid4().hex[:8]}:"
     if spec["kind"] == "redis-async":  # native async calls: no worker-thread hop per operation
         import redis.asyncio

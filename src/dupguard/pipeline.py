@@ -271,50 +271,100 @@ def gate(text: str, codes: frozenset[str], extra: tuple[str, ...], project: Proj
     return not file_is_exempt(text.replace("\r", "\n") if "\r" in text else text)
 
 
-# Python's tokenizer refuses brackets nested deeper than this ("too many nested parentheses");
-# libcst's native parser has no such limit and overflows its stack (a segfault, not an
-# exception) somewhere past a thousand levels (tests/test_pipeline.py).
+# How deep code may nest before dupguard refuses it as "too deeply nested to parse" (a file
+# error, like a syntax error). libcst's native parser recurses once per level and, past
+# roughly 5,900 levels on an 8 MB stack, overflows it: a segfault, not an exception (issue
+# 18; tests/test_hardening_lint.py). Brackets stop at Python's own tokenizer limit, 200
+# ("too many nested parentheses"); any other nesting (``not not … x``, ``a.b.c…``,
+# ``f()()…``, ``a + a + …``, ``a and a and …``, ``elif`` chains, dotted imports) at
+# ``MAX_DEPTH``, about where Python 3.11's parser gives up too. Which versions of Python
+# refuse what differs (3.13 takes 8,000 chained attributes), so dupguard measures itself.
 MAX_BRACKET_DEPTH = 200
+MAX_DEPTH = 2500
 _OPENERS = "([{"
-# Nesting without brackets overflows it too: ``not not … x``, ``-- … x``, ``a.b.c…``,
-# ``f()()…``, ``a + a + …``, long ``elif`` chains, past about 5,900 levels on an 8 MB stack
-# (tests/test_hardening_lint.py). Every level takes at least one character, so a text this
-# short cannot get there; a longer one is given to Python's own parser first, which gives up
-# long before (RecursionError or MemoryError past about 3,000 levels). That parse costs about
-# a tenth of libcst's.
-SHALLOW_CHARS = 4096
+# every level of nesting in a libcst tree takes one of these (a bracket, an operator, a
+# quote, a dot, a keyword): a text with fewer of them in all cannot nest deeper. Counting
+# them costs about 2 % of a parse; files past ~30 KB usually have more, and take the exact way
+_NESTING_CHARS = ".([{+-~*/%@&|^<>'\""
+_NESTING_WORDS = ("not", "and", "or", "if", "lambda", "await", "yield")
+# left-recursive chains Python's parser builds without recursing (only checked in a file it
+# refused for another reason, where the tree that would measure them is missing)
+_LONG_CHAINS = (
+    r"(?:\s*\.\s*[^\W\d]\w*|\s*\([^()]*\)|\s*\[[^\[\]]*\]){%d}",
+    (
+        r"(?:(?:[\w.]+|'[^'\n]*'|\"[^\"\n]*\"|\([^()]*\)|\[[^\[\]]*\])\s*"
+        r"(?:\*\*|//|<<|>>|[-+*/%%@&|^]|\band\b|\bor\b)\s*){%d}"
+    ),
+    r"(?:[-+~]\s*|\bnot\b\s*|\bawait\b\s*){%d}",
+)
+_CHAIN_LIMIT = 1000  # libcst takes seconds per file past this on a file that does not parse
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting, counting brackets in strings and comments too (closers
+    never below zero): an upper bound, with three ``str.count``s when the file is shallow."""
+    if sum(text.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
+        return 0
+    import re
+
+    depth = deepest = 0
+    for match in re.finditer(r"[()\[\]{}]", text):
+        if match.group() in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
+
+
+def _deeper_than(tree: Any, limit: int) -> bool:
+    """Is the libcst tree of this Python AST deeper than ``limit``? Python's tree is the
+    same shape except where libcst nests what Python keeps flat: ``a and b and c`` (one
+    ``BoolOp``, a chain of ``BooleanOperation``s) and dotted names in imports."""
+    import ast
+
+    stack = [(tree, 1)]
+    children = ast.iter_child_nodes
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 2
+        elif isinstance(node, ast.alias):
+            depth += node.name.count(".")
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children(node))
+    return False
+
+
+def _long_chain(text: str) -> bool:
+    import re
+
+    return any(re.search(pattern % _CHAIN_LIMIT, text) is not None for pattern in _LONG_CHAINS)
 
 
 def _too_deeply_nested(text: str) -> bool:
-    """Is the text nested deeper than Python allows? A short file (``SHALLOW_CHARS``) with
-    fewer bracket openers than the limit cannot be (three ``str.count``s); otherwise a scan
-    that counts brackets in strings and comments too (closers never below zero) finds the
-    candidates, and Python's own parser, which stops at the limits, has the last word."""
-    if len(text) <= SHALLOW_CHARS:
-        if sum(text.count(c) for c in _OPENERS) <= MAX_BRACKET_DEPTH:
-            return False
-        import re
-
-        depth = deepest = 0
-        for match in re.finditer(r"[()\[\]{}]", text):
-            if match.group() in _OPENERS:
-                depth += 1
-                deepest = max(deepest, depth)
-            elif depth:
-                depth -= 1
-        if deepest <= MAX_BRACKET_DEPTH:
-            return False
+    """Is the text nested deeper than dupguard allows (see ``MAX_DEPTH``)? Most files answer
+    with a few ``str.count``s; the others are parsed by Python (about a tenth of libcst's
+    parse) and their tree measured."""
+    brackets = _bracket_depth(text)
+    deep = sum(map(text.count, _NESTING_CHARS)) + sum(map(text.count, _NESTING_WORDS)) > MAX_DEPTH
+    if brackets <= MAX_BRACKET_DEPTH and not deep:
+        return False
     import ast
 
     try:
-        compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        return "nested" in str(exc.msg) or "too complex" in str(exc.msg)
-    except (RecursionError, MemoryError):
+        if "nested" in str(exc.msg) or "too complex" in str(exc.msg):
+            return True
+        # Python stopped at another error: libcst may still meet what lies before it
+        return brackets > 4 * MAX_BRACKET_DEPTH or (deep and _long_chain(text))
+    except (RecursionError, MemoryError):  # Python's parser gave up on the depth
         return True
     except ValueError:  # NUL characters (Python before 3.12): libcst says what it makes of them
         return False
-    return False
+    return deep and _deeper_than(tree, MAX_DEPTH)
 
 
 def check_nesting(text: str) -> None:
@@ -634,7 +684,13 @@ class _Runner:
     def _submit(self) -> None:
         if self.waiting:
             assert self.pool is not None
-            future = self.pool.submit(_run_batch, self.waiting)
+            try:
+                future = self.pool.submit(_run_batch, self.waiting)
+            except Exception as exc:  # BrokenProcessPool: a worker died; this batch runs apart too
+                from concurrent.futures import Future
+
+                future = Future()
+                future.set_exception(exc)
             index = len(self.batches)
             self.futures.append(future)
             self.batches.append(self.waiting)
@@ -883,8 +939,9 @@ def check_cache_directory(directory: Path, settings: Settings, files: list[Path]
             f"cache-dir: {settings.cache_dir!r} would hold the whole project; use a directory of its own such as "
             ".dupguard_cache"
         )
+    cwd = os.getcwd()
     for path in files:
-        if os.path.abspath(path).startswith(inside):
+        if os.path.normpath(os.path.join(cwd, path)).startswith(inside):
             raise ConfigError(
                 f"cache-dir: {settings.cache_dir!r} holds files being linted ({path}); use a directory of its own "
                 "such as .dupguard_cache"
