@@ -101,7 +101,7 @@ def bound(model: Model, setup: Setup) -> bool | None:
     return None
 
 
-def _after_imports(module: cst.Module) -> int:
+def after_imports(module: cst.Module) -> int:
     """Index after the module's leading imports (and docstring, and ``from __future__``)."""
     index = 0
     for i, stmt in enumerate(module.body):
@@ -146,7 +146,7 @@ def setup(ctx: FixContext, *needed: Setup) -> tuple[tuple[Replacement, ...], lis
     if present:
         statements[0] = statements[0].with_changes(leading_lines=[])
         return (insert_after(module.body[max(present)], *statements),), imports
-    index = _after_imports(module)
+    index = after_imports(module)
     if index < len(module.body):
         placed = insert_before(module.body[index], *statements)
     else:

@@ -53,7 +53,7 @@ from ..semantic.model import analysis
 from ._command import RuleCodemod
 from ._common import add_imports, bound_names, imports_only_used_by, swap_imports
 from ._ids import IdSource, request_id, tool_call_id_only
-from ._runtime_setup import STORE, guard_for, setup
+from ._runtime_setup import STORE, after_imports, guard_for, setup
 
 if TYPE_CHECKING:
     from ..fixes import FixContext
@@ -410,7 +410,7 @@ def _wrap_loop_run(ctx: FixContext, call: Call, key_expr: str, key: str) -> FixP
         )
         blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
         store = store.with_changes(leading_lines=[blank])
-        index = _after_imports(module)
+        index = after_imports(module)
         if index < len(module.body):
             replacements.append(insert_before(module.body[index], store))
         else:
@@ -421,21 +421,6 @@ def _wrap_loop_run(ctx: FixContext, call: Call, key_expr: str, key: str) -> FixP
         # the import first: when both go after the last statement, it comes before the store
         (*add_imports(ctx, [("dupguard.runtime", "Idempotency")]), *replacements),
     )
-
-
-def _after_imports(module: cst.Module) -> int:
-    """Index after the module's leading imports (and docstring)."""
-    index = 0
-    for i, stmt in enumerate(module.body):
-        if isinstance(stmt, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
-            index = i + 1
-        elif i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr):
-            index = 1
-        else:
-            break
-    return index
 
 
 def _decorate(ctx: FixContext, fn: Function, retry: Retry, source: IdSource) -> FixProposal:
