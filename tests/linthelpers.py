@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,24 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "rules"
 MARKER = re.compile(r"#\s*error:\s*(DUP\d{3}(?:\s*,\s*DUP\d{3})*)")
+
+
+# a FastAPI route running a module-level LlamaIndex agent: one DUP101 (line 5), the smallest
+# file the CLI, flake8 and hardening tests lint end to end
+SHARED_AGENT = textwrap.dedent(
+    """\
+    from fastapi import FastAPI
+    from llama_index.core.agent import ReActAgent
+
+    app = FastAPI()
+    agent = ReActAgent.from_tools(tools=[])
+
+
+    @app.post("/chat")
+    async def chat(payload: dict):
+        return await agent.achat(payload["message"])
+    """
+)
 
 
 def rule_folders() -> list[Path]:

@@ -11,23 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from linthelpers import RULES_DIR, expected_markers, rule_folders, run_cli
+from linthelpers import RULES_DIR, SHARED_AGENT, expected_markers, rule_folders, run_cli
 
 BAD = RULES_DIR / "DUP101-shared-agent-singleton" / "bad.py"
-SHARED_AGENT = textwrap.dedent(
-    """\
-    from fastapi import FastAPI
-    from llama_index.core.agent import ReActAgent
-
-    app = FastAPI()
-    agent = ReActAgent.from_tools(tools=[])
-
-
-    @app.post("/chat")
-    async def chat(payload: dict):
-        return await agent.achat(payload["message"])
-    """
-)
 
 
 def _project(tmp_path: Path, files: dict[str, str | bytes], config: str | None = None) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from linthelpers import ROOT, rule_folders, run_cli
+from linthelpers import ROOT, SHARED_AGENT, rule_folders, run_cli
 
 FLAKE8_LINE = re.compile(r"^(?P<file>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>DUP\d{3}) (?P<msg>.*)$")
 
@@ -94,22 +94,6 @@ def test_flake8_honours_catalog_extensions(tmp_path: Path) -> None:
     )
     proc = _flake8("--select", "DUP", "app.py", cwd=tmp_path)
     assert {(row, code) for _, row, _, code, _ in _parse(proc.stdout.decode())} == {(5, "DUP101")}
-
-
-SHARED_AGENT = textwrap.dedent(
-    """\
-    from fastapi import FastAPI
-    from llama_index.core.agent import ReActAgent
-
-    app = FastAPI()
-    agent = ReActAgent.from_tools(tools=[])
-
-
-    @app.post("/chat")
-    async def chat(payload: dict):
-        return await agent.achat(payload["message"])
-    """
-)
 
 
 def _project(tmp_path: Path, config: str, files: tuple[str, ...]) -> None:

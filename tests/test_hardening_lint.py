@@ -19,7 +19,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,22 +26,8 @@ import pytest
 
 from dupguard import __version__
 from dupguard.config import Settings
-from linthelpers import RULES_DIR, run_cli
+from linthelpers import RULES_DIR, SHARED_AGENT, run_cli
 
-SHARED_AGENT = textwrap.dedent(
-    """\
-    from fastapi import FastAPI
-    from llama_index.core.agent import ReActAgent
-
-    app = FastAPI()
-    agent = ReActAgent.from_tools(tools=[])
-
-
-    @app.post("/chat")
-    async def chat(payload: dict):
-        return await agent.achat(payload["message"])
-    """
-)
 # an agent file without findings: it passes the prefilter, so its result is cached
 CLEAN_AGENT = "from strands import Agent\n\n\ndef handler(text):\n    return Agent().run(text)\n"
 FINDING = ("app.py", 5, "DUP101")
