@@ -52,6 +52,12 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="apply exclusions to files named on the command line too (for pre-commit)",
     )
+    parser.add_argument(
+        "--respect-gitignore",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="skip files that .gitignore, .git/info/exclude and the global excludes ignore (default: on)",
+    )
     parser.add_argument("--config", metavar="PATH", help="use this pyproject.toml or dupguard.toml")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     parser.add_argument(
@@ -201,6 +207,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         table["per-file-ignores"] = pfi
     if getattr(args, "force_exclude", None):
         table["force-exclude"] = True
+    if getattr(args, "respect_gitignore", None) is not None:
+        table["respect-gitignore"] = args.respect_gitignore
     if getattr(args, "cache_dir", None):
         # a path on the command line is relative to the working directory, and may point
         # anywhere (a config file's cache-dir must stay inside the project)

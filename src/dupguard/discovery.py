@@ -54,15 +54,32 @@ class LiteralSpec:
     """
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
+        # The common case, a single unanchored component without wildcards (the whole default
+        # list: ``.git``, ``venv``, ``build``...), is a set lookup per path component: matching
+        # every path against every pattern component by component was most of a warm-cache
+        # run (bench/RESULTS.md, target 4). ``_names`` maps such a name to whether it matches
+        # directories only (False when any of its patterns matches files too).
+        self._names: dict[str, bool] = {}
         self._rules = []
         for pattern in patterns:
             dir_only = pattern.endswith("/")
             body = pattern.rstrip("/")
-            self._rules.append(("/" in body, tuple(body.lstrip("/").split("/")), dir_only))
+            anchored = "/" in body
+            words = tuple(body.lstrip("/").split("/"))
+            if not anchored and not any(c in body for c in "*?["):
+                self._names[body] = self._names.get(body, True) and dir_only
+            else:
+                self._rules.append((anchored, words, dir_only))
 
     def match_file(self, candidate: str) -> bool:
         is_dir = candidate.endswith("/")
         parts = candidate.rstrip("/").split("/")
+        last = len(parts) - 1
+        names = self._names
+        for i, part in enumerate(parts):
+            dir_only = names.get(part)
+            if dir_only is not None and (not dir_only or i < last or is_dir):
+                return True
         for anchored, words, dir_only in self._rules:
             n = len(words)
             starts = [0] if anchored else range(len(parts) - n + 1)
@@ -192,9 +209,11 @@ class _Walker:
         except ValueError:
             return path.as_posix()
 
-    def excluded(self, path: Path, is_dir: bool, settings: Settings | None = None) -> bool:
+    def excluded(self, path: Path, is_dir: bool, settings: Settings | None = None, rel: str | None = None) -> bool:
+        """``rel``: ``path`` resolved, relative to the exclusion base, when the caller knows it."""
         settings = settings or self.settings_for(path.parent)
-        rel = self._rel(path, self._base_of(settings))
+        if rel is None:
+            rel = self._rel(path, self._base_of(settings))
         candidates = [rel + "/" if is_dir else rel, path.name + ("/" if is_dir else "")]
         spec = self._spec_of(settings)
         return any(spec.match_file(c) for c in candidates)
@@ -317,6 +336,12 @@ class _Walker:
                 except OSError:
                     pass
         settings = self.settings_for(directory)  # the exclusions of what lies here
+        # what ``_rel`` gives an entry that is not a link, without resolving each entry: the
+        # directory resolved once, then its name (one ``resolve`` per file was a third of a
+        # warm-cache run)
+        here = self._rel(directory, self._base_of(settings))
+        # outside the base ``_rel`` keeps the path as given: each entry goes through it
+        prefix = None if here.startswith(("/", "../")) else "" if here == "." else here + "/"
         for entry in entries:
             path = Path(entry.path)
             try:
@@ -328,7 +353,8 @@ class _Walker:
             except OSError as exc:
                 self.result.errors.append(FileError(entry.path, _reason(exc)))
                 continue
-            if self.excluded(path, is_dir, settings) or self._gitignored(path, is_dir, ignores):
+            rel = None if is_link or prefix is None else prefix + entry.name
+            if self.excluded(path, is_dir, settings, rel) or self._gitignored(path, is_dir, ignores):
                 continue
             if is_dir:
                 self.walk(path, ignores)

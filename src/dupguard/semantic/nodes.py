@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .visitor import children
+
 # small statements that leave the enclosing block
 LEAVING: frozenset[type[cst.CSTNode]] = frozenset({cst.Return, cst.Break, cst.Raise})
 
@@ -57,17 +59,17 @@ def contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         node = stack.pop()
         if node is inner:
             return True
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and every node under it (trivia included), parents before children."""
+    """``node`` and every node under it (trivia left out: ``children``), parents before children."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
@@ -82,7 +84,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
         elif type(n) is cst.Attribute:
             stack.append(n.value)
         elif type(n) is not cst.Lambda and type(n) is not cst.FunctionDef:
-            stack.extend(n.children)
+            stack.extend(children(n))
     return found
 
 
@@ -99,7 +101,7 @@ def dotted_names_in(node: cst.CSTNode) -> Iterator[str]:
             if type(current) is cst.Attribute:
                 stack.append(current.value)
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def strings_in(node: cst.CSTNode) -> Iterator[str]:
@@ -114,7 +116,7 @@ def strings_in(node: cst.CSTNode) -> Iterator[str]:
             if isinstance(value, str):
                 yield value
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def has_membership_test(node: cst.CSTNode) -> bool:
@@ -126,7 +128,7 @@ def has_membership_test(node: cst.CSTNode) -> bool:
             type(c.operator) is cst.In or type(c.operator) is cst.NotIn for c in current.comparisons
         ):
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from . import entrypoints as ep
 from .lifetimes import _cached, _function_runs_agent, _runs_once
 from .model import Binding, Function, Model
-from .nodes import dotted, dotted_names_in, names_in
+from .nodes import children, dotted, dotted_names_in, names_in
 from .vocabulary import LOCK_WORDS
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def under_lock(fn: Function, binding: Binding) -> bool:
             return True
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 
@@ -249,7 +249,7 @@ def reads_names(fn: Function, names: set[str] | frozenset[str]) -> str | None:
         if type(node) is cst.Attribute:
             stack.append(node.value)
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return None
 
 

@@ -98,6 +98,31 @@ def _walked_fields(kind: type) -> tuple[str, ...]:
 # an ABC), a fifth of the builder's time on llama_index.core; a set lookup by type is not
 _NODE_TYPES: set[type] = set()
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node``'s children in source order, without trivia (whitespace, comments, punctuation,
+    operators: ``is_trivia``), for the analyses that search a subtree for calls, names, awaits
+    or blocks. libcst's ``node.children`` runs a visitor over every field to collect them,
+    trivia included, and was a tenth of a run on agent code (bench/RESULTS.md); this reads the
+    fields the walk reads. With ``DUPGUARD_PLAIN_LIBCST=1``: ``node.children``."""
+    if not cstfast.enabled():
+        return list(node.children)
+    kind = type(node)
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = _CHILD_FIELDS[kind] = _walked_fields(kind)
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            out.extend(value)
+        elif kind in _NODE_TYPES or isinstance(value, cst.CSTNode):
+            out.append(value)
+    return out
+
 
 class Walker:
     _plans: ClassVar[dict[type, Plan]]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ...semantic.lifetimes import _runs_once
 from ...semantic.model import Binding, Function, Model, analysis
-from ...semantic.nodes import comparison_parts, contains, dotted
+from ...semantic.nodes import children, comparison_parts, contains, dotted
 from ...semantic.request_state import under_lock
 from ..registry import Finding, RuleContext, rule
 
@@ -149,7 +149,7 @@ def _suspends(node: cst.CSTNode) -> cst.CSTNode | None:
             return current
         if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
     return None
 
 
@@ -200,7 +200,7 @@ def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cs
             out[id(node)] = (node, parent if isinstance(parent, cst.If) and parent.body is node else None)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend((child, node) for child in node.children)
+        stack.extend((child, node) for child in children(node))
     return out
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ...semantic.effects import is_test_module
 from ...semantic.guards import is_guard_call, runtime_name
 from ...semantic.model import Call, Function, Model, string_value
-from ...semantic.nodes import code_of, comparison_parts
+from ...semantic.nodes import children, code_of, comparison_parts
 from ...semantic.vocabulary import (
     CLAIM_METHODS,
     ID_HOLDERS,
@@ -97,7 +97,7 @@ def per_turn_id(model: Model, node: cst.CSTNode, scope: Function | None, follow:
         if type(n) is cst.Lambda:
             stack.append(n.body)
             continue
-        stack.extend(n.children)
+        stack.extend(children(n))
     return None
 
 

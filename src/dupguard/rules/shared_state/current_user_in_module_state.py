@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from ...semantic.catalog import Kind
 from ...semantic.guards import held_around
 from ...semantic.model import Binding, Function, Model
+from ...semantic.nodes import children
 from ...semantic.request_state import (
     PerRequest,
     page_session,
@@ -117,7 +118,7 @@ def _enclosing_if_tests(binding: Binding) -> list:
             out.append(node.test)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return out
 
 
