@@ -401,7 +401,9 @@ def build_measures(
     # -P: the corpora hold modules named like the standard library's (types.py, os.py...);
     # with cwd on sys.path, `python -m` would import those instead
     py = sys.executable
-    dg = [py, "-P", "-m", "dupguard", "check", "--isolated", "--exit-zero", "-q"]
+    # --no-respect-gitignore: the corpora live under bench/.corpora, which the repository's
+    # .gitignore lists (ruff runs with it too)
+    dg = [py, "-P", "-m", "dupguard", "check", "--isolated", "--no-respect-gitignore", "--exit-zero", "-q"]
     vbin = VENV / "bin"
     loops = str(BENCH / "loops.py")
     out: list[Measure] = []
@@ -461,14 +463,25 @@ def build_measures(
         # the pre-commit case: one irrelevant file, from the project root with its config
         out.append(
             Measure(
-                "one irrelevant file (no cache)", "1", [dgexe, "check", "--force-exclude", "--no-cache", str(one)], ROOT
+                "one irrelevant file (no cache)",
+                "1",
+                [dgexe, "check", "--force-exclude", "--no-respect-gitignore", "--no-cache", str(one)],
+                ROOT,
             )
         )
         out.append(
             Measure(
                 "one irrelevant file (warm cache)",
                 "1",
-                [dgexe, "check", "--force-exclude", "--cache-dir", str(scratch / "cache-1"), str(one)],
+                [
+                    dgexe,
+                    "check",
+                    "--force-exclude",
+                    "--no-respect-gitignore",
+                    "--cache-dir",
+                    str(scratch / "cache-1"),
+                    str(one),
+                ],
                 ROOT,
             )
         )
@@ -502,7 +515,7 @@ def check_counts(corpora: dict[str, Path], counts: dict[str, int], log) -> dict[
 def _dg_count(path: Path) -> int:
     code = (
         "import sys; from dupguard.config import Settings; from dupguard.discovery import discover;"
-        "print(len(discover(['.'], Settings()).files))"
+        "print(len(discover(['.'], Settings(respect_gitignore=False)).files))"
     )
     return int(capture([sys.executable, "-P", "-c", code], path).stdout.strip() or -1)
 
@@ -611,12 +624,32 @@ def main(argv: list[str] | None = None) -> int:
     facts: dict[str, object] = {}
     if "a" in corpora:
         facts["libcst imported on corpus a"] = libcst_imported(
-            [sys.executable, "-P", "-m", "dupguard", "check", "--isolated", "--no-cache", "--exit-zero", "-q", "."],
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "dupguard",
+                "check",
+                "--isolated",
+                "--no-respect-gitignore",
+                "--no-cache",
+                "--exit-zero",
+                "-q",
+                ".",
+            ],
             corpora["a"],
         )
         one = corpora["a"] / "colorsys.py"
         facts["libcst imported for one irrelevant file"] = libcst_imported(
-            [str(Path(sys.executable).parent / "dupguard"), "check", "--force-exclude", "--no-cache", str(one)], ROOT
+            [
+                str(Path(sys.executable).parent / "dupguard"),
+                "check",
+                "--force-exclude",
+                "--no-respect-gitignore",
+                "--no-cache",
+                str(one),
+            ],
+            ROOT,
         )
     for m in measures:
         if m.keep_output and m.output_lines is not None:

@@ -442,9 +442,13 @@ def test_gitignore_above_the_root_info_exclude_and_global_excludes_as_git_applie
     # named on the command line, a file git ignores is linted, unless --force-exclude
     assert linted("skip_me.py", "generated/app.py", cwd=repo / "proj") == {"skip_me.py", "generated/app.py"}
     assert linted("--force-exclude", "skip_me.py", "generated/app.py", "app.py", cwd=repo / "proj") == {"app.py"}
-    # respect-gitignore = false: none of them apply
+    # --no-respect-gitignore on the command line (as ruff's): none of them apply, even with --force-exclude
+    assert linted("--no-respect-gitignore", ".", cwd=repo / "proj") == set(pythons)
+    assert linted("--no-respect-gitignore", "--force-exclude", "skip_me.py", cwd=repo / "proj") == {"skip_me.py"}
+    # respect-gitignore = false: none of them apply; --respect-gitignore turns them back on
     (repo / "proj" / "pyproject.toml").write_text("[tool.dupguard]\nrespect-gitignore = false\n")
     assert linted(".", cwd=repo / "proj") == set(pythons)
+    assert linted("--respect-gitignore", ".", cwd=repo / "proj") == kept
 
 
 def test_outside_a_repository_only_the_tree_own_gitignore_files_apply(tmp_path: Path) -> None:
