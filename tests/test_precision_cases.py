@@ -683,3 +683,40 @@ def test_streamlit_page_reconfiguring_what_it_owns_is_not_reported() -> None:
         st.write(run(st.chat_input("Question")).final_output)
         """
     assert [c for c in _codes(source) if c[1] == "DUP104"] == [(27, "DUP104")]
+
+
+# ------------------------------------------------------------------------------ DUP107: handed agents
+
+
+def test_a2a_executor_keeps_the_strands_agent_it_is_handed() -> None:
+    """zjaco13/ai-on-eks@620254d02d73028e9c89fb66b02ab88438aa54f5
+    blueprints/agentic/multi-agent-strands-bedrock/weather/multiagent/a2a/executor.py:31: a copy of
+    Strands' early A2A executor stores the agent its constructor is given (annotated as a Strands
+    Agent) and calls it for every message; the server builds it once around one agent. Handed an
+    OpenAI Agents SDK agent, which keeps no conversation, the same shape is fine."""
+    source = """\
+        from a2a.server.agent_execution import AgentExecutor
+        from a2a.utils import new_agent_text_message
+        from agents import Agent as ConfigAgent
+        from agents import Runner
+        from strands import Agent as ForecastAgent
+
+
+        class ForecastExecutor(AgentExecutor):
+            def __init__(self, agent: ForecastAgent):
+                self.agent = agent
+
+            async def execute(self, context, event_queue):
+                reply = self.agent(context.get_user_input())
+                await event_queue.enqueue_event(new_agent_text_message(str(reply)))
+
+
+        class RouterExecutor(AgentExecutor):
+            def __init__(self, agent: ConfigAgent):
+                self.agent = agent
+
+            async def execute(self, context, event_queue):
+                reply = await Runner.run(self.agent, context.get_user_input())
+                await event_queue.enqueue_event(new_agent_text_message(reply.final_output))
+        """
+    assert [c for c in _codes(source) if c[1] == "DUP107"] == [(10, "DUP107")]

@@ -13,6 +13,7 @@ from llama_index.core.agent import ReActAgent
 from mcp.server.fastmcp import FastMCP
 from smolagents import CodeAgent, InferenceClientModel
 from strands import Agent
+from strands import Agent as StrandsAgent
 
 
 class ResearchExecutor(AgentExecutor):
@@ -23,6 +24,21 @@ class ResearchExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         result = await self.agent.invoke_async(context.get_user_input())
+        await event_queue.enqueue_event(new_agent_text_message(str(result)))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+class HandedAgentExecutor(AgentExecutor):
+    """Keeps whichever Strands agent the server hands it at start-up (the early Strands executor's
+    shape, copied into applications): one conversation for every client."""
+
+    def __init__(self, agent: StrandsAgent):
+        self.agent = agent  # error: DUP107
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        result = self.agent(context.get_user_input())
         await event_queue.enqueue_event(new_agent_text_message(str(result)))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

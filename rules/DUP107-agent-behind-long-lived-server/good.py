@@ -56,6 +56,24 @@ class StatelessExecutor(AgentExecutor):
         raise NotImplementedError
 
 
+class HandedConfigExecutor(AgentExecutor):
+    """Handed an OpenAI Agents SDK agent (configuration only), or a value whose annotation says
+    nothing about what it is: nothing known to keep a conversation is held."""
+
+    def __init__(self, agent: SdkAgent, helper=None):
+        self.agent = agent
+        self.helper = helper
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        result = await Runner.run(self.agent, context.get_user_input())
+        await event_queue.enqueue_event(new_agent_text_message(result.final_output))
+        if self.helper is not None:
+            self.helper.run(context.get_user_input())
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
 class TemplateHolder:
     """Holds an agent as a template and runs a fresh copy per request (the labelled
     strands-a2a-demo worker agents)."""

@@ -48,6 +48,22 @@ def _stateful(model: Model, call: Call | None) -> Entry | None:
     return entry if kind is Kind.AGENT and entry is not None else None
 
 
+def _typed_parameter(model: Model, fn, binding: Binding) -> Entry | None:
+    """``self.agent = agent`` where ``agent`` is a parameter of ``__init__`` annotated with a
+    stateful agent class (``def __init__(self, agent: strands.Agent)``): whatever the caller
+    builds, the served object keeps that one agent for the server's life. Strands' early
+    ``StrandsA2AExecutor``, copied into applications, has this shape (zjaco13/ai-on-eks,
+    bench/real-apps/labels-d.toml). An unannotated parameter says nothing about its kind and is
+    left alone."""
+    name = dotted(binding.value)
+    if not name or "." in name or name not in fn.params:
+        return None
+    annotation = fn.param_annotations.get(name)
+    qualified = model.resolve(dotted(annotation)) if annotation is not None else None
+    entry = model.catalog.lookup(qualified) if qualified else None
+    return entry if entry is not None and entry.kind is Kind.AGENT else None
+
+
 def _class_of(model: Model, node, fn) -> str | None:
     """The local class whose instance ``node`` is: ``Executor(...)`` or a name bound to one."""
     call = model.call_for_node(node)
@@ -120,7 +136,7 @@ def _instance_agents(model: Model, served: dict[str, str]) -> Iterator[HeldAgent
                     or binding.target.count(".") != 1
                 ):
                     continue
-                entry = _stateful(model, binding.value_call)
+                entry = _stateful(model, binding.value_call) or _typed_parameter(model, fn, binding)
                 if entry is None:
                     continue
                 run = next(
