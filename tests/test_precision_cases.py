@@ -720,3 +720,20 @@ def test_a2a_executor_keeps_the_strands_agent_it_is_handed() -> None:
                 await event_queue.enqueue_event(new_agent_text_message(reply.final_output))
         """
     assert [c for c in _codes(source) if c[1] == "DUP107"] == [(10, "DUP107")]
+
+
+def test_smolagents_gradio_ui_keeps_one_agent_for_every_visitor() -> None:
+    """nick0918964388/smolagent@216cc34e14792269cfa75f2d661cc4abf1b9f78b gradio-smolagent.py:14,16: a
+    module-level CodeAgent handed to smolagents' GradioUI, which runs that one object for every browser
+    session without resetting its memory (huggingface/smolagents#703). Built with
+    ``reset_agent_memory=True`` each run starts clean and is not reported."""
+    source = """\
+        from smolagents import CodeAgent, GradioUI, InferenceClientModel
+
+        painter = CodeAgent(tools=[], model=InferenceClientModel())
+        GradioUI(painter).launch()
+
+        fresh = CodeAgent(tools=[], model=InferenceClientModel())
+        GradioUI(fresh, reset_agent_memory=True).launch()
+        """
+    assert [c for c in _codes(source) if c[1] == "DUP107"] == [(3, "DUP107")]

@@ -11,7 +11,7 @@ from autogen_ext.models.openai import OpenAIChatCompletionClient
 from fastapi import FastAPI
 from llama_index.core.agent import ReActAgent
 from mcp.server.fastmcp import FastMCP
-from smolagents import CodeAgent, InferenceClientModel
+from smolagents import CodeAgent, GradioUI, InferenceClientModel
 from strands import Agent
 from strands import Agent as StrandsAgent
 
@@ -98,3 +98,9 @@ app = FastAPI(lifespan=lifespan)
 async def run_agent(name: str, payload: dict):
     agent = AGENTS.get(name)
     return await agent.run(task=payload["task"])
+
+
+# smolagents' GradioUI keeps the agent it is given and runs that object for every visitor without
+# resetting its memory (huggingface/smolagents#703)
+assistant = CodeAgent(tools=[], model=InferenceClientModel())  # error: DUP107
+ui = GradioUI(assistant)

@@ -11,6 +11,7 @@ from dupguard.runtime import InvocationGuard
 from fastapi import FastAPI
 from mcp.server.fastmcp import FastMCP
 from pydantic_ai import Agent as PydanticAgent
+from smolagents import CodeAgent, GradioUI, InferenceClientModel
 from strands import Agent
 
 
@@ -126,3 +127,7 @@ async def console(payload: dict):
     # one run at a time on the single operator's agent
     async with guard.ahold("operator"):
         return str(await CONSOLE["operator"].invoke_async(payload["command"]))
+
+
+# told to reset the agent's memory at every run (Gradio runs the listener one event at a time)
+fresh_ui = GradioUI(CodeAgent(tools=[], model=InferenceClientModel()), reset_agent_memory=True)
