@@ -726,7 +726,7 @@ def test_smolagents_gradio_ui_keeps_one_agent_for_every_visitor() -> None:
     """nick0918964388/smolagent@216cc34e14792269cfa75f2d661cc4abf1b9f78b gradio-smolagent.py:14,16: a
     module-level CodeAgent handed to smolagents' GradioUI, which runs that one object for every browser
     session without resetting its memory (huggingface/smolagents#703). Built with
-    ``reset_agent_memory=True`` each run starts clean and is not reported."""
+    ``reset_agent_memory=True`` each run starts from an empty memory and is not reported."""
     source = """\
         from smolagents import CodeAgent, GradioUI, InferenceClientModel
 

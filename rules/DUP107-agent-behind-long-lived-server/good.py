@@ -129,5 +129,5 @@ async def console(payload: dict):
         return str(await CONSOLE["operator"].invoke_async(payload["command"]))
 
 
-# told to reset the agent's memory at every run (Gradio runs the listener one event at a time)
+# told to reset the agent's memory at every run: no visitor inherits another's conversation
 fresh_ui = GradioUI(CodeAgent(tools=[], model=InferenceClientModel()), reset_agent_memory=True)

@@ -193,8 +193,10 @@ LONG_LIVED_HOLDERS = {
 # ``reset_agent_memory=False`` unless the UI was built with ``reset_agent_memory=True``
 # (src/smolagents/gradio_ui.py at commits 0403b2b706435e0ab60946075037807372cf4d59 and
 # 41490ae891ce4c17d9a633d66dbdc23c1b0911ef): every visitor continues one agent memory
-# (huggingface/smolagents#703). Gradio runs the listener one event at a time by default, so with
-# the reset each run starts clean and nothing is shared.
+# (huggingface/smolagents#703). With the reset each run starts from an empty memory, so one
+# visitor's conversation no longer reaches the next; two runs can still overlap when one visitor
+# presses Enter while another clicks Submit (two listeners, bench/real-apps/hosts-notes.md
+# "Gradio"), which is left alone: the report is about the memory every visitor inherits.
 AGENT_HOSTS = {
     "smolagents.GradioUI": ("agent", 0, "reset_agent_memory"),
     "smolagents.gradio_ui.GradioUI": ("agent", 0, "reset_agent_memory"),
