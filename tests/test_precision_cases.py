@@ -584,3 +584,156 @@ def test_a_tool_whose_name_says_nothing_is_judged_by_its_body() -> None:
     """The counterpart: the same body under a name with no known verb is still taken to write
     (the body uploads), so the retry setting is reported."""
     assert (14, "DUP507") in _codes(_CREW_TOOL.format(name="Gemini File Tool"))
+
+
+# ------------------------------------------------------------------------------ DUP104: Streamlit pages
+
+
+def test_streamlit_page_writes_the_visitors_prompt_to_an_imported_agent() -> None:
+    """RaoulLetschka/strategist-agent@0a1a3da8282dafb9a9b13c831f8f05320f32ef41 streamlit_app.py:130:
+    the page's ``app()`` (run under the ``__main__`` guard, which Streamlit runs for every session)
+    writes the system prompt each visitor edits in the sidebar to an OpenAI Agents SDK agent that
+    another module builds once per process, then runs it: a concurrent visitor's prompt wins."""
+    source = """\
+        import asyncio
+
+        import streamlit as st
+        from agents import Runner
+
+        from strategy.agents import rival_agent
+
+
+        async def page():
+            st.session_state.setdefault("prompt", "Find the company's main rivals.")
+            st.sidebar.text_area("System prompt", key="prompt")
+            rival_agent.instructions = st.session_state.prompt
+            if question := st.chat_input("Company"):
+                result = await Runner.run(rival_agent, question)
+                st.write(result.final_output)
+
+
+        if __name__ == "__main__":
+            asyncio.run(page())
+        """
+    assert (12, "DUP104") in _codes(source)
+
+
+def test_streamlit_page_hands_its_connection_to_an_agent_it_imports_in_the_function() -> None:
+    """floreaGabriel/NEXXT_AI_PROJECT@04518ee583f2777255275ffa1c81f0d82de057f0
+    pages/2_Product_Recommendations_Florea.py:1207: a coroutine defined in the page script imports
+    the process-wide e-mail agent inside its body, opens an MCP stdio connection for this visitor,
+    assigns it to the agent and runs it; two visitors sending at once swap connections."""
+    source = """\
+        import asyncio
+
+        import streamlit as st
+        from agents import Runner
+        from agents.mcp import MCPServerStdio
+
+        st.title("Send my plan")
+        address = st.text_input("E-mail")
+        if st.button("Send"):
+
+            async def send():
+                from mailer.agents import mail_agent
+
+                server = MCPServerStdio({"command": "python", "args": ["-m", "mail_server"]})
+                await server.connect()
+                mail_agent.mcp_servers = [server]
+                return await Runner.run(mail_agent, f"Send the plan to {address}")
+
+            st.write(asyncio.run(send()).final_output)
+        """
+    assert (16, "DUP104") in _codes(source)
+
+
+def test_streamlit_page_reconfiguring_what_it_owns_is_not_reported() -> None:
+    """The counterparts, each one value per session: strategist-agent's later HEAD (b0daeac) builds
+    the agent in the run and then sets its instructions; a page script's own module-level agent is
+    rebuilt on every run of the page; a cached factory runs once; a constant is the same for every
+    visitor. LlamaIndex's process-wide ``Settings`` set from a visitor's choice is still reported."""
+    source = """\
+        import streamlit as st
+        from agents import Agent, Runner
+        from llama_index.core import Settings
+        from llama_index.llms.ollama import Ollama
+
+        from strategy.agents import build_rival_agent, rival_agent
+
+        page_agent = Agent(name="page", instructions="Answer.")
+
+
+        @st.cache_resource
+        def configured():
+            rival_agent.instructions = "Find rivals."
+            return rival_agent
+
+
+        def run(question):
+            agent = build_rival_agent()
+            agent.instructions = st.session_state.prompt
+            page_agent.instructions = st.session_state.prompt
+            rival_agent.model = "gpt-4o-mini"
+            return Runner.run_sync(agent, question)
+
+
+        Settings.llm = Ollama(model="llama3.2")
+        choice = st.selectbox("Model", ["llama3.2", "qwen2.5"])
+        Settings.llm = Ollama(model=choice)
+        st.write(run(st.chat_input("Question")).final_output)
+        """
+    assert [c for c in _codes(source) if c[1] == "DUP104"] == [(27, "DUP104")]
+
+
+# ------------------------------------------------------------------------------ DUP107: handed agents
+
+
+def test_a2a_executor_keeps_the_strands_agent_it_is_handed() -> None:
+    """zjaco13/ai-on-eks@620254d02d73028e9c89fb66b02ab88438aa54f5
+    blueprints/agentic/multi-agent-strands-bedrock/weather/multiagent/a2a/executor.py:31: a copy of
+    Strands' early A2A executor stores the agent its constructor is given (annotated as a Strands
+    Agent) and calls it for every message; the server builds it once around one agent. Handed an
+    OpenAI Agents SDK agent, which keeps no conversation, the same shape is fine."""
+    source = """\
+        from a2a.server.agent_execution import AgentExecutor
+        from a2a.utils import new_agent_text_message
+        from agents import Agent as ConfigAgent
+        from agents import Runner
+        from strands import Agent as ForecastAgent
+
+
+        class ForecastExecutor(AgentExecutor):
+            def __init__(self, agent: ForecastAgent):
+                self.agent = agent
+
+            async def execute(self, context, event_queue):
+                reply = self.agent(context.get_user_input())
+                await event_queue.enqueue_event(new_agent_text_message(str(reply)))
+
+
+        class RouterExecutor(AgentExecutor):
+            def __init__(self, agent: ConfigAgent):
+                self.agent = agent
+
+            async def execute(self, context, event_queue):
+                reply = await Runner.run(self.agent, context.get_user_input())
+                await event_queue.enqueue_event(new_agent_text_message(reply.final_output))
+        """
+    assert [c for c in _codes(source) if c[1] == "DUP107"] == [(10, "DUP107")]
+
+
+def test_smolagents_gradio_ui_keeps_one_agent_for_every_visitor() -> None:
+    """nick0918964388/smolagent@216cc34e14792269cfa75f2d661cc4abf1b9f78b gradio-smolagent.py:14,16: a
+    module-level CodeAgent handed to smolagents' GradioUI, which runs that one object for every browser
+    session without resetting its memory (huggingface/smolagents#703). Built with
+    ``reset_agent_memory=True`` each run starts from an empty memory and is not reported."""
+    source = """\
+        from smolagents import CodeAgent, GradioUI, InferenceClientModel
+
+        painter = CodeAgent(tools=[], model=InferenceClientModel())
+        GradioUI(painter).launch()
+
+        fresh = CodeAgent(tools=[], model=InferenceClientModel())
+        GradioUI(fresh, reset_agent_memory=True).launch()
+        """
+    assert [c for c in _codes(source) if c[1] == "DUP107"] == [(3, "DUP107")]

@@ -11,8 +11,9 @@ from autogen_ext.models.openai import OpenAIChatCompletionClient
 from fastapi import FastAPI
 from llama_index.core.agent import ReActAgent
 from mcp.server.fastmcp import FastMCP
-from smolagents import CodeAgent, InferenceClientModel
+from smolagents import CodeAgent, GradioUI, InferenceClientModel
 from strands import Agent
+from strands import Agent as StrandsAgent
 
 
 class ResearchExecutor(AgentExecutor):
@@ -23,6 +24,21 @@ class ResearchExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         result = await self.agent.invoke_async(context.get_user_input())
+        await event_queue.enqueue_event(new_agent_text_message(str(result)))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+class HandedAgentExecutor(AgentExecutor):
+    """Keeps whichever Strands agent the server hands it at start-up (the early Strands executor's
+    shape, copied into applications): one conversation for every client."""
+
+    def __init__(self, agent: StrandsAgent):
+        self.agent = agent  # error: DUP107
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        result = self.agent(context.get_user_input())
         await event_queue.enqueue_event(new_agent_text_message(str(result)))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -82,3 +98,9 @@ app = FastAPI(lifespan=lifespan)
 async def run_agent(name: str, payload: dict):
     agent = AGENTS.get(name)
     return await agent.run(task=payload["task"])
+
+
+# smolagents' GradioUI keeps the agent it is given and runs that object for every visitor without
+# resetting its memory (huggingface/smolagents#703)
+assistant = CodeAgent(tools=[], model=InferenceClientModel())  # error: DUP107
+ui = GradioUI(assistant)

@@ -11,6 +11,7 @@ from dupguard.runtime import InvocationGuard
 from fastapi import FastAPI
 from mcp.server.fastmcp import FastMCP
 from pydantic_ai import Agent as PydanticAgent
+from smolagents import CodeAgent, GradioUI, InferenceClientModel
 from strands import Agent
 
 
@@ -51,6 +52,24 @@ class StatelessExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         result = await Runner.run(self.agent, context.get_user_input())
         await event_queue.enqueue_event(new_agent_text_message(result.final_output))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+class HandedConfigExecutor(AgentExecutor):
+    """Handed an OpenAI Agents SDK agent (configuration only), or a value whose annotation says
+    nothing about what it is: nothing known to keep a conversation is held."""
+
+    def __init__(self, agent: SdkAgent, helper=None):
+        self.agent = agent
+        self.helper = helper
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        result = await Runner.run(self.agent, context.get_user_input())
+        await event_queue.enqueue_event(new_agent_text_message(result.final_output))
+        if self.helper is not None:
+            self.helper.run(context.get_user_input())
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError
@@ -108,3 +127,7 @@ async def console(payload: dict):
     # one run at a time on the single operator's agent
     async with guard.ahold("operator"):
         return str(await CONSOLE["operator"].invoke_async(payload["command"]))
+
+
+# told to reset the agent's memory at every run: no visitor inherits another's conversation
+fresh_ui = GradioUI(CodeAgent(tools=[], model=InferenceClientModel()), reset_agent_memory=True)

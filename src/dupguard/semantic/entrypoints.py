@@ -186,6 +186,21 @@ LONG_LIVED_HOLDERS = {
     "a2a.server.request_handlers.DefaultRequestHandler": ("agent_executor", 0),
     "a2a.server.request_handlers.default_request_handler.DefaultRequestHandler": ("agent_executor", 0),
 }
+# UI hosts that keep the *agent* given to them and run that one object for every visitor
+# (qualified name → (keyword, positional index, the keyword that makes each run start afresh)).
+# smolagents ``GradioUI.__init__(agent, ...)`` keeps ``self.agent``; ``interact_with_agent`` puts
+# that same object in every browser session's state and runs it with
+# ``reset_agent_memory=False`` unless the UI was built with ``reset_agent_memory=True``
+# (src/smolagents/gradio_ui.py at commits 0403b2b706435e0ab60946075037807372cf4d59 and
+# 41490ae891ce4c17d9a633d66dbdc23c1b0911ef): every visitor continues one agent memory
+# (huggingface/smolagents#703). With the reset each run starts from an empty memory, so one
+# visitor's conversation no longer reaches the next; two runs can still overlap when one visitor
+# presses Enter while another clicks Submit (two listeners, bench/real-apps/hosts-notes.md
+# "Gradio"), which is left alone: the report is about the memory every visitor inherits.
+AGENT_HOSTS = {
+    "smolagents.GradioUI": ("agent", 0, "reset_agent_memory"),
+    "smolagents.gradio_ui.GradioUI": ("agent", 0, "reset_agent_memory"),
+}
 
 # Event listeners that register a function given by reference as a handler, by host: only in
 # a file that imports the host (the method names are common words). Gradio runs every event

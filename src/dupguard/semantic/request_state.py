@@ -144,16 +144,16 @@ def page_session(model: Model, fn: Function | None) -> PerRequest | None:
 
 
 def reads_session_value(model: Model, fn: Function | None, *nodes: cst.CSTNode | None) -> bool:
-    """``reads_request_value`` for page code: in a function, its parameters and locals; at the
-    top level of the page, a name bound there from an input widget (``st.text_input(...)``)
-    or ``st.session_state``."""
+    """``reads_request_value`` for page code: ``st.session_state`` (this visitor's); in a
+    function, its parameters and locals; at the top level of the page, a name bound there from
+    an input widget (``st.text_input(...)``)."""
+    if any(node is not None and any("session_state" in name for name in dotted_names_in(node)) for node in nodes):
+        return True
     if fn is not None:
         return reads_request_value(model, fn, *nodes)
     for node in nodes:
         if node is None:
             continue
-        if any("session_state" in name for name in dotted_names_in(node)):
-            return True
         for name in names_in(node):
             # any top-level binding of the name (``key = st.text_input(...)`` in one branch,
             # ``key = os.getenv(...)`` in the other: the widget's value reaches the write)

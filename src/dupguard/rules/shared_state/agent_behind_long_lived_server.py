@@ -48,6 +48,22 @@ def _stateful(model: Model, call: Call | None) -> Entry | None:
     return entry if kind is Kind.AGENT and entry is not None else None
 
 
+def _typed_parameter(model: Model, fn, binding: Binding) -> Entry | None:
+    """``self.agent = agent`` where ``agent`` is a parameter of ``__init__`` annotated with a
+    stateful agent class (``def __init__(self, agent: strands.Agent)``): whatever the caller
+    builds, the served object keeps that one agent for the server's life. Strands' early
+    ``StrandsA2AExecutor``, copied into applications, has this shape (zjaco13/ai-on-eks,
+    bench/real-apps/labels-d.toml). An unannotated parameter says nothing about its kind and is
+    left alone."""
+    name = dotted(binding.value)
+    if not name or "." in name or name not in fn.params:
+        return None
+    annotation = fn.param_annotations.get(name)
+    qualified = model.resolve(dotted(annotation)) if annotation is not None else None
+    entry = model.catalog.lookup(qualified) if qualified else None
+    return entry if entry is not None and entry.kind is Kind.AGENT else None
+
+
 def _class_of(model: Model, node, fn) -> str | None:
     """The local class whose instance ``node`` is: ``Executor(...)`` or a name bound to one."""
     call = model.call_for_node(node)
@@ -120,7 +136,7 @@ def _instance_agents(model: Model, served: dict[str, str]) -> Iterator[HeldAgent
                     or binding.target.count(".") != 1
                 ):
                     continue
-                entry = _stateful(model, binding.value_call)
+                entry = _stateful(model, binding.value_call) or _typed_parameter(model, fn, binding)
                 if entry is None:
                     continue
                 run = next(
@@ -200,6 +216,48 @@ def _registry_runs(model: Model, name: str, entry: Entry) -> Call | None:
     return None
 
 
+@dataclass(frozen=True)
+class HostedAgent:
+    node: object  # the agent's binding statement, or the host call when the agent is built inline
+    entry: Entry
+    host: Call  # ``GradioUI(agent)``
+
+
+def _truthy(call: Call, keyword: str) -> bool:
+    """Is ``keyword`` passed, as anything but a literal ``False``/``None`` (a variable may be true)?"""
+    arg = call.kw(keyword)
+    return arg is not None and arg.dotted not in ("False", "None")
+
+
+def hosted_agents(model: Model) -> Iterator[HostedAgent]:
+    """A stateful agent handed to a UI host that keeps it and runs it for every visitor
+    (``entrypoints.AGENT_HOSTS``: smolagents' ``GradioUI``), unless the host is told to start
+    each run afresh."""
+    for call in model.calls:
+        spec = ep.AGENT_HOSTS.get(call.callee or "")
+        if spec is None:
+            continue
+        keyword, index, fresh = spec
+        if _truthy(call, fresh):
+            continue
+        arg = call.kw(keyword) or call.arg(str(index))
+        if arg is None:
+            continue
+        inline = model.call_for_node(arg.node)
+        if inline is not None:
+            entry = _stateful(model, inline)
+            if entry is not None:
+                yield HostedAgent(call.statement, entry, call)
+            continue
+        name = arg.dotted
+        if not name or "." in name or "(" in name or "[" in name:
+            continue
+        binding = model.local_binding(name, call.function)
+        entry = _stateful(model, binding.value_call) if binding is not None else None
+        if binding is not None and entry is not None:
+            yield HostedAgent(binding.statement, entry, call)
+
+
 def held_agents(model: Model) -> Iterator[HeldAgent]:
     served = _served_classes(model)
     yield from _instance_agents(model, served)
@@ -211,6 +269,15 @@ def held_agents(model: Model) -> Iterator[HeldAgent]:
 
 @rule("DUP107", name="agent-behind-long-lived-server")
 def agent_behind_long_lived_server(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for hosted in hosted_agents(model):
+        yield Finding(
+            hosted.node,  # type: ignore[arg-type]
+            f"this stateful {hosted.entry.framework} agent is handed to `{hosted.host.func}(...)` (line "
+            f"{ctx.line(hosted.host.node)}), which keeps it and runs the same object for every visitor without "
+            "resetting its memory: each visitor continues the others' conversation until the context overflows "
+            "(huggingface/smolagents#703); build the UI with `reset_agent_memory=True`, or give each session its "
+            "own agent",
+        )
     for held in held_agents(model):
         where = held.run.function.qualname if held.run.function else "module code"
         yield Finding(

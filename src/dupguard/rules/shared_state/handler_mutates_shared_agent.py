@@ -34,7 +34,14 @@ from ...semantic.guards import serialised
 from ...semantic.lifetimes import _cached, module_instances
 from ...semantic.model import Binding, Function, Model
 from ...semantic.nodes import dotted
-from ...semantic.request_state import PerRequest, per_request, reads_request_value, under_lock
+from ...semantic.request_state import (
+    PerRequest,
+    page_session,
+    per_request,
+    reads_request_value,
+    reads_session_value,
+    under_lock,
+)
 from ..registry import Finding, RuleContext, rule
 
 # Process-wide configuration objects that frameworks read when a call is not given its own
@@ -100,13 +107,14 @@ def _kind_ok(model: Model, binding: Binding | None, text: str) -> bool:
     return _agentish(text)
 
 
-def _shared(model: Model, fn: Function, text: str, depth: int = 0) -> SharedObject | None:
-    """``text`` (a prefix of the written target) names a long-lived agent, graph or client."""
+def _shared(model: Model, fn: Function | None, text: str, depth: int = 0) -> SharedObject | None:
+    """``text`` (a prefix of the written target) names a long-lived agent, graph or client.
+    ``fn`` is None for the top level of a Streamlit page script."""
     if depth > 2 or not text:
         return None
     head, _, rest = text.partition(".")
     if head in ("self", "cls"):
-        if fn.class_name is None or not rest:
+        if fn is None or fn.class_name is None or not rest:
             return None
         attr = rest.split(".")[0]
         if "." in rest:
@@ -128,16 +136,19 @@ def _shared(model: Model, fn: Function, text: str, depth: int = 0) -> SharedObje
         if _agentish(text) or _startup_kind(model, text):
             return SharedObject(text, f"`{text}` on the application state")
         return None
-    local_scope = _local_scope(fn, head)
-    if local_scope is not None:
-        aliases = model.bindings_in(head, local_scope)
+    local_scope = _local_scope(fn, head) if fn is not None else None
+    aliases = model.bindings_in(head, local_scope) if local_scope is not None else []
+    imported_here = local_scope is not None and not aliases and head in model.imports and head not in local_scope.params
+    if local_scope is not None and not imported_here:
+        # (a name the function imports itself, ``from app.agents import agent`` inside the
+        # handler, is the imported module's object: handled below with the module's imports)
         alias = aliases[-1] if aliases else None
         if alias is None:
             return None
         if alias.value_dotted and "(" not in alias.value_dotted:
             return _shared(model, fn, alias.value_dotted + (f".{rest}" if rest else ""), depth + 1)
         factory_call = alias.value_call
-        if factory_call is not None and factory_call.func and "." not in factory_call.func:
+        if fn is not None and factory_call is not None and factory_call.func and "." not in factory_call.func:
             factory = model.function_named(factory_call.func, within=fn)
             if factory is not None and not rest and _cached(factory) and _kind_ok(model, alias, factory_call.func):
                 return SharedObject(text, f"the object the cached factory `{factory.name}()` returns to every caller")
@@ -230,7 +241,7 @@ def _prefixes(target: str) -> Iterator[tuple[str, str]]:
         yield obj, ".".join(parts[i:])
 
 
-def _find_shared(model: Model, fn: Function, target: str) -> SharedObject | None:
+def _find_shared(model: Model, fn: Function | None, target: str) -> SharedObject | None:
     for obj, _ in _prefixes(target):
         found = _shared(model, fn, obj)
         if found is not None:
@@ -238,21 +249,48 @@ def _find_shared(model: Model, fn: Function, target: str) -> SharedObject | None
     return None
 
 
+def _session_code(model: Model, fn: Function | None, in_main: bool) -> PerRequest | None:
+    """Why code here runs per request: ``per_request``, or Streamlit page code (its top level and
+    the functions it calls), which every session runs in one process (``page_session``): a
+    Streamlit page that reconfigures an object imported from another module, or LlamaIndex's
+    ``Settings``, changes it for every visitor (RaoulLetschka/strategist-agent,
+    floreaGabriel/NEXXT_AI_PROJECT in bench/real-apps/labels-d.toml)."""
+    if fn is not None and _cached(fn):
+        return None  # built once (``st.cache_resource``), whoever calls it
+    if fn is not None and not in_main:
+        why = per_request(model, fn)
+        if why is not None:
+            return why
+    return page_session(model, fn)
+
+
+def _visitor_value(model: Model, fn: Function | None, why: PerRequest, *nodes) -> bool:
+    if why.kind == "session":
+        return reads_session_value(model, fn, *nodes)
+    assert fn is not None
+    return reads_request_value(model, fn, *nodes)
+
+
 def _attribute_writes(model: Model) -> Iterator[Mutation]:
     seen: set[tuple[int, str]] = set()
     for b in model.bindings:
         fn = b.function
-        if fn is None or b.scope != "function" or "." not in b.target or b.in_main:
+        if "." not in b.target:
             continue
-        why = per_request(model, fn)
+        if fn is None:
+            if b.scope != "module":
+                continue
+        elif b.scope != "function" or b.in_main:
+            continue
+        why = _session_code(model, fn, b.in_main)
         if why is None:
             continue
         shared = _find_shared(model, fn, b.target)
         if shared is None or (id(fn), shared.text) in seen:
             continue
-        if not reads_request_value(model, fn, b.value, b.statement if "[]" in b.target else None):
+        if not _visitor_value(model, fn, why, b.value, b.statement if "[]" in b.target else None):
             continue
-        if under_lock(fn, b):
+        if fn is not None and under_lock(fn, b):
             continue
         seen.add((id(fn), shared.text))
         shown = b.target.replace("[]", "[...]")
@@ -265,7 +303,7 @@ def _method_writes(model: Model) -> Iterator[Mutation]:
         method = call.method
         receiver = call.receiver
         fn = call.function
-        if fn is None or not receiver or method is None or "(" in receiver or call.in_main:
+        if not receiver or method is None or "(" in receiver or (fn is not None and call.in_main):
             continue
         if method in CONTAINER_MUTATORS and "." in receiver:
             obj = receiver.rsplit(".", 1)[0]  # agent.tools.append: the tools of ``agent``
@@ -275,15 +313,15 @@ def _method_writes(model: Model) -> Iterator[Mutation]:
             obj = receiver
         else:
             continue
-        why = per_request(model, fn)
+        why = _session_code(model, fn, call.in_main)
         if why is None or serialised(call):
             continue
         shared = _shared(model, fn, obj)
-        if shared is None and method in CONTAINER_MUTATORS:
+        if shared is None and method in CONTAINER_MUTATORS and fn is not None:
             shared = _clone_of_shared(model, fn, obj, receiver.rsplit(".", 1)[1])
         if shared is None:
             continue
-        if method not in GROWERS and not reads_request_value(model, fn, *(a.node for a in call.args)):
+        if method not in GROWERS and not _visitor_value(model, fn, why, *(a.node for a in call.args)):
             continue
         shown = f"{receiver}.{method}(...)" if method != "__iadd__" else f"{receiver} += ..."
         yield Mutation(call.node, shown, shared, why)
