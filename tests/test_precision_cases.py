@@ -580,7 +580,39 @@ def test_a_tool_named_for_an_analysis_reads_even_if_it_uploads_its_input() -> No
     assert [c for c in _codes(_CREW_TOOL.format(name="Image Analysis Tool")) if c[1] == "DUP507"] == []
 
 
+def test_an_upload_that_stages_the_input_of_a_model_call_is_not_a_write() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/crew.py:408
+    (the agent) and 256-286 (its "Code Execution Tool"): the tool's name says nothing, and its
+    body uploads the script to the model provider's file store and asks the model to run it. The
+    upload is the question's input; a retry stages a second temporary copy and asks again."""
+    assert [c for c in _codes(_CREW_TOOL.format(name="Gemini File Tool")) if c[1] == "DUP507"] == []
+
+
 def test_a_tool_whose_name_says_nothing_is_judged_by_its_body() -> None:
-    """The counterpart: the same body under a name with no known verb is still taken to write
-    (the body uploads), so the retry setting is reported."""
-    assert (14, "DUP507") in _codes(_CREW_TOOL.format(name="Gemini File Tool"))
+    """The counterparts: under the same name, a body that uploads without asking a model (the
+    upload is the point), or that posts to a webhook, is taken to write, so the retry is reported."""
+    keeps = _CREW_TOOL.format(name="Gemini File Tool").replace(
+        'return client.models.generate_content(model="gemini-2.5-flash", contents=[uploaded, question]).text',
+        "return uploaded.name",
+    )
+    assert (14, "DUP507") in _codes(keeps)
+    posts = _CREW_TOOL.format(name="Gemini File Tool").replace(
+        "uploaded = client.files.upload(file=file_path)", "uploaded = requests.post(HOOK, json={'q': question})"
+    )
+    assert (15, "DUP507") in _codes("import requests\n" + textwrap.dedent(posts))  # one line added above
+
+
+def test_a_tool_class_named_for_the_notification_it_sends_writes() -> None:
+    """Inventora-Digital/crewai-gmail-automation@e79fe56c77f62b29cb960e4cbd3ec9055528ddac
+    src/gmail_crew_ai/crew.py:102: a CrewAI agent (default task retries) holds a tool class
+    imported from another module, named for what it sends (``SlackNotificationTool``); each run
+    posts a new Slack message. A name that reads first (``get_notifications``) stays a read."""
+    source = """\
+        from crewai import Agent
+
+        from .tools.slack import {tool}
+
+        notifier = Agent(role="notifier", goal="tell the team", backstory="brief", tools=[{tool}()])
+        """
+    assert (5, "DUP507") in _codes(source.format(tool="SlackNotificationTool"))
+    assert [c for c in _codes(source.format(tool="GetNotificationsTool")) if c[1] == "DUP507"] == []

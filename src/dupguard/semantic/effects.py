@@ -35,6 +35,7 @@ from .vocabulary import (
     BODY_WRITE_METHODS,
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEYWORDS,
+    MODEL_CALL_SUFFIXES,
     NOISE,
     OVERWRITE_STEMS,
     READ_STEMS,
@@ -86,7 +87,10 @@ class ToolRef:
         if found is None and self.function is not None and self.function.name != self.name:
             found = name_effect(self.function.name)
         if found is None and self.function is not None:
+            asks_model = any(_asks_model(call) for call in self.function.calls)
             for call in self.function.calls:
+                if asks_model and _stages_model_input(call):
+                    continue  # ``client.files.upload(file=path)`` before ``generate_content([file, ...])``
                 last = call.method or (call.func or "").rsplit(".", 1)[-1]
                 if last in BODY_WRITE_METHODS or (last not in BODY_NOISE and name_effect(last) == "write"):
                     return "write"  # ``requests.post(...)``, ``create_draft(service, ...)``
@@ -106,6 +110,23 @@ class ToolRef:
         if idempotent_in(model, fn):
             return True
         return any(_sends_idempotency_key(call) for call in fn.calls)
+
+
+def _asks_model(call: Call) -> bool:
+    """A model call (``client.models.generate_content``, ``client.chat.completions.create``,
+    ``client.responses.create``, ``client.messages.create``)."""
+    func = call.func or ""
+    return func.endswith(MODEL_CALL_SUFFIXES)
+
+
+def _stages_model_input(call: Call) -> bool:
+    """An upload to a model provider's file store (``client.files.upload``, ``client.files.create``):
+    in a tool that then asks the model about the file, the upload is the question's input, not an
+    effect anyone sees; a retry stages a second temporary copy and asks again. Taught by
+    bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/crew.py:256-286
+    ("Code Execution Tool": upload the script, ask Gemini to run it in its sandbox)."""
+    head, _, last = (call.func or "").rpartition(".")
+    return last in ("upload", "create") and head.rsplit(".", 1)[-1] == "files"
 
 
 def _sends_idempotency_key(call: Call) -> bool:

@@ -573,6 +573,10 @@ MORE_WRITE_STEMS = frozenset(
         "reserv",
         "comment",
         "append",
+        # a tool named by the notification it sends (``SlackNotificationTool``, ``push_notification``):
+        # the runtime's stemmer gives "notific" (bench/real-apps/labels-e.toml,
+        # Inventora-Digital/crewai-gmail-automation src/gmail_crew_ai/crew.py:102)
+        "notific",
     }
 )
 WRITE_STEMS = ((DANGEROUS_STEMS - AMBIGUOUS_STEMS) | MORE_WRITE_STEMS) - OVERWRITE_STEMS
@@ -649,6 +653,15 @@ READ_STEMS = frozenset(
         "summary",
         "evalu",
     }
+)
+# Dotted call suffixes that ask a model (Gemini ``models.generate_content``, OpenAI chat
+# completions and responses, Anthropic messages): a tool that asks one about a file it uploaded
+# has staged its input, not written anything (semantic.effects ``_stages_model_input``).
+MODEL_CALL_SUFFIXES = (
+    "generate_content",
+    "chat.completions.create",
+    "responses.create",
+    "messages.create",
 )
 # Tokens that say nothing about the effect (``refund_tool``, ``aget_weather``, ``do_send``).
 NOISE = frozenset({"tool", "tools", "fn", "func", "function", "async", "a", "do", "try", "safe", "my", "the", "impl"})
