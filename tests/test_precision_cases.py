@@ -616,3 +616,64 @@ def test_a_tool_class_named_for_the_notification_it_sends_writes() -> None:
         """
     assert (5, "DUP507") in _codes(source.format(tool="SlackNotificationTool"))
     assert [c for c in _codes(source.format(tool="GetNotificationsTool")) if c[1] == "DUP507"] == []
+
+
+# ------------------------------------------------------------------------------ DUP204
+
+
+_SINK_AGENT = """\
+    from agents import Agent, function_tool
+    from pydantic import BaseModel
+
+
+    class Plan(BaseModel):
+        queries: list[str]
+
+
+    def build_planner() -> Agent:
+        @function_tool
+        def submit_plan(plan: Plan) -> Plan:
+            \"\"\"Hand the plan back unchanged.\"\"\"
+            {body}
+
+        return Agent(name="planner", tools=[submit_plan], output_type=Plan, tool_use_behavior="stop_on_first_tool")
+    """
+
+
+def test_a_stop_tool_that_hands_back_its_argument_is_an_output_sink() -> None:
+    """Open-Earth-Foundation/Query_mechanism_urbind@3a310cc053045bd901b0e0d6e9bdd16fc8cfc024
+    backend/modules/orchestrator/agent.py:41-52 (and six agents like it): the agent's one tool
+    returns the structured answer it is given, and ``stop_on_first_tool`` makes that the output.
+    Two parallel calls are two answers, one kept: nothing is submitted anywhere, whatever the
+    tool's name says."""
+    assert [c for c in _codes(_SINK_AGENT.format(body="return plan")) if c[1] == "DUP204"] == []
+
+
+def test_a_stop_tool_named_for_a_write_whose_body_does_more_is_still_reported() -> None:
+    """The counterpart: the same name with a body that builds something else (a stub that
+    stands for the submission) is judged by its name, a write."""
+    source = _SINK_AGENT.format(body='return Plan(queries=plan.queries + ["audit"])')
+    assert (15, "DUP204") in _codes(source)
+
+
+def test_stop_tool_names_are_evidence_when_the_tool_list_is_built_elsewhere() -> None:
+    """h4ks-com/CloudBot plugins/agent.py (the version of the search index that builds its tools
+    with ``build_custom_tools`` from another module; its commit is not resolvable there): the
+    agent stops at ``create_video``/``create_voice``, each call dispatching a render. The tool
+    list cannot be followed, but the stop tools are tools of the agent by construction."""
+    source = """\
+        from agents import Agent
+        from agents.agent import StopAtTools
+
+        from .toolbox import build_tools
+
+
+        def make_agent(cfg):
+            return Agent(
+                name="bot",
+                tools=build_tools(cfg),
+                tool_use_behavior=StopAtTools(stop_at_tool_names={names}),
+            )
+        """
+    assert (11, "DUP204") in _codes(source.format(names='["create_video", "create_voice"]'))
+    assert [c for c in _codes(source.format(names='["get_weather"]')) if c[1] == "DUP204"] == []

@@ -83,6 +83,8 @@ class ToolRef:
     def effect(self, model: Model) -> str | None:
         """The tool's effect ("write", "overwrite", "read", or None when unknown): the name
         first, then the body's own calls."""
+        if self.function is not None and echoes_its_input(self.function):
+            return "read"  # ``def submit_plan(plan: Plan) -> Plan: return plan``: an output sink
         found = name_effect(self.name) if self.name else None
         if found is None and self.function is not None and self.function.name != self.name:
             found = name_effect(self.function.name)
@@ -110,6 +112,34 @@ class ToolRef:
         if idempotent_in(model, fn):
             return True
         return any(_sends_idempotency_key(call) for call in fn.calls)
+
+
+def echoes_its_input(fn: Function) -> bool:
+    """A tool whose body only hands back one of its parameters (after a docstring): the
+    structured-output sink an agent is told to call with its answer (``submit_sql_queries(plan)``
+    returning ``plan``, with ``tool_use_behavior="stop_on_first_tool"``). It makes nothing,
+    whatever its name says, so running it twice is two answers, not two submissions. Taught by
+    Open-Earth-Foundation/Query_mechanism_urbind@3a310cc053045bd901b0e0d6e9bdd16fc8cfc024
+    backend/modules/orchestrator/agent.py:41-52 (bench/real-apps/labels-e.toml)."""
+    import libcst as cst
+
+    if fn.calls or fn.global_names or len(fn.returns) != 1:
+        return False
+    value = fn.returns[0]
+    if type(value) is not cst.Name or value.value not in fn.params:
+        return False
+    body = fn.node.body
+    statements = body.body if type(body) is cst.IndentedBlock else (body,)
+    for statement in statements:
+        if type(statement) is not cst.SimpleStatementLine:
+            return False
+        for small in statement.body:
+            if type(small) is cst.Return:
+                continue
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString):
+                continue  # the docstring
+            return False
+    return True
 
 
 def _asks_model(call: Call) -> bool:
