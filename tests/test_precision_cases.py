@@ -677,3 +677,49 @@ def test_stop_tool_names_are_evidence_when_the_tool_list_is_built_elsewhere() ->
         """
     assert (11, "DUP204") in _codes(source.format(names='["create_video", "create_voice"]'))
     assert [c for c in _codes(source.format(names='["get_weather"]')) if c[1] == "DUP204"] == []
+
+
+# ------------------------------------------------------------------------------ DUP205
+
+
+_SESSION_FACTORY = """\
+    from agents import SQLiteSession
+    from fastapi import FastAPI
+
+    api = FastAPI()
+    sessions: dict = {{}}
+
+
+    class Chatbot:
+        def __init__(self, session_id: str):
+            self.session_id = session_id
+            self.memory = SQLiteSession(session_id)
+            self.history: list[str] = []
+
+
+    async def make_chatbot(session_id: str) -> Chatbot:
+        {body}
+
+
+    @api.post("/chat")
+    async def chat(session_id: str, text: str) -> dict:
+        if session_id not in sessions:
+            sessions[session_id] = await make_chatbot(session_id)
+        sessions[session_id].history.append(text)
+        return {{"turns": len(sessions[session_id].history)}}
+    """
+
+
+def test_awaiting_a_factory_that_never_suspends_is_not_a_suspension() -> None:
+    """krinya/gen_ai_demo_rag_bot@06ddfa104b7fc3afe2c5ed41b470bec1f011316b app/server.py:168 with
+    packages/chatbot/main.py:673: the session's chatbot is stored from ``await create_chatbot(...)``,
+    an ``async def`` with no ``await`` inside. The coroutine runs to its return without giving the
+    event loop away, so the check and the store cannot interleave with another request."""
+    assert [c for c in _codes(_SESSION_FACTORY.format(body="return Chatbot(session_id)")) if c[1] == "DUP205"] == []
+
+
+def test_awaiting_a_factory_that_suspends_is_still_reported() -> None:
+    """The counterpart: a factory that awaits (loads the history first) does give the loop away."""
+    body = "await asyncio.sleep(0)\n        return Chatbot(session_id)"
+    source = "import asyncio\n" + textwrap.dedent(_SESSION_FACTORY.format(body=body))
+    assert (24, "DUP205") in _codes(source)
