@@ -723,3 +723,42 @@ def test_awaiting_a_factory_that_suspends_is_still_reported() -> None:
     body = "await asyncio.sleep(0)\n        return Chatbot(session_id)"
     source = "import asyncio\n" + textwrap.dedent(_SESSION_FACTORY.format(body=body))
     assert (24, "DUP205") in _codes(source)
+
+
+# ------------------------------------------------------------------------------ DUP506
+
+
+_LOGGED_CALLS = """\
+    import json
+
+    from openai import AsyncOpenAI
+
+    from .store import actions, payments
+
+    llm = AsyncOpenAI()
+
+
+    async def step(conversation_id: int, messages: list) -> None:
+        reply = (await llm.chat.completions.create(model="gpt-4o-mini", messages=messages)).choices[0].message
+        for call in reply.tool_calls or []:
+            args = json.loads(call.function.arguments)
+            {line}
+    """
+
+
+def test_a_tool_call_id_given_to_a_log_row_is_not_a_guard() -> None:
+    """SatuRnBolt/NookIt@b9e4cc9cfd0b7f01c2b37f7ff4785fcd56598211 ai-service/app/agent/loop.py:244-272:
+    every tool call is written to an action log with ``idempotency_key=tc.id``; the id names the
+    row (it is the tool message's ``tool_call_id`` later), and the write waits for the user's
+    confirmation, which checks the row's status. A key handed to a log or audit call guards nothing."""
+    for line in (
+        "await actions.log_action(conversation_id, call.function.name, args, idempotency_key=call.id)",
+        'logger.info("tool_call", idempotency_key=call.id)',
+    ):
+        assert [c for c in _codes(_LOGGED_CALLS.format(line=line)) if c[1] == "DUP506"] == [], line
+
+
+def test_a_tool_call_id_given_to_the_write_is_still_reported() -> None:
+    """The counterpart: the same id handed to the write as its idempotency key is the defect."""
+    line = "await payments.refund(args['order_id'], idempotency_key=call.id)"
+    assert (14, "DUP506") in _codes(_LOGGED_CALLS.format(line=line))

@@ -679,6 +679,11 @@ IDEMPOTENCY_HEADER = re.compile(r"idempoten(cy|ce)[-_]?key", re.IGNORECASE)
 # ----------------------------------------------------------------------------- per-turn ids (DUP506)
 
 
+# First words of a function that only records (``log_action``, ``audit_tool_call``) and logger
+# methods (stdlib ``logging``, structlog keyword events): an idempotency key handed to one names
+# the log row or line, it guards nothing (DUP506).
+RECORD_ONLY_VERBS = frozenset({"log", "audit"})
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "msg"})
 # Names of per-turn ids, compared lowercased without underscores: OpenAI ``tool_call_id`` and
 # the Responses API's ``call_id``, Anthropic/Bedrock ``tool_use_id``/``toolUseId``, Gemini/ADK
 # ``function_call_id`` and ``invocation_id``, the Responses API's ``response_id``.
