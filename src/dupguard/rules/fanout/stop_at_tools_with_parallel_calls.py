@@ -72,7 +72,7 @@ def _named_stop_tools(model: Model, node: cst.CSTNode, scope: Function | None) -
     import libcst as cst
 
     node = _value(model, node, scope)
-    names_node = None
+    names_node: cst.CSTNode | None = None
     call = model.call_for_node(node) if type(node) is cst.Call else None
     if call is not None:
         arg = call.kw("stop_at_tool_names") or call.arg("0")
