@@ -580,10 +580,188 @@ def test_a_tool_named_for_an_analysis_reads_even_if_it_uploads_its_input() -> No
     assert [c for c in _codes(_CREW_TOOL.format(name="Image Analysis Tool")) if c[1] == "DUP507"] == []
 
 
+def test_an_upload_that_stages_the_input_of_a_model_call_is_not_a_write() -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/crew.py:408
+    (the agent) and 256-286 (its "Code Execution Tool"): the tool's name says nothing, and its
+    body uploads the script to the model provider's file store and asks the model to run it. The
+    upload is the question's input; a retry stages a second temporary copy and asks again."""
+    assert [c for c in _codes(_CREW_TOOL.format(name="Gemini File Tool")) if c[1] == "DUP507"] == []
+
+
 def test_a_tool_whose_name_says_nothing_is_judged_by_its_body() -> None:
-    """The counterpart: the same body under a name with no known verb is still taken to write
-    (the body uploads), so the retry setting is reported."""
-    assert (14, "DUP507") in _codes(_CREW_TOOL.format(name="Gemini File Tool"))
+    """The counterparts: under the same name, a body that uploads without asking a model (the
+    upload is the point), or that posts to a webhook, is taken to write, so the retry is reported."""
+    keeps = _CREW_TOOL.format(name="Gemini File Tool").replace(
+        'return client.models.generate_content(model="gemini-2.5-flash", contents=[uploaded, question]).text',
+        "return uploaded.name",
+    )
+    assert (14, "DUP507") in _codes(keeps)
+    posts = _CREW_TOOL.format(name="Gemini File Tool").replace(
+        "uploaded = client.files.upload(file=file_path)", "uploaded = requests.post(HOOK, json={'q': question})"
+    )
+    assert (15, "DUP507") in _codes("import requests\n" + textwrap.dedent(posts))  # one line added above
+
+
+def test_a_tool_class_named_for_the_notification_it_sends_writes() -> None:
+    """Inventora-Digital/crewai-gmail-automation@e79fe56c77f62b29cb960e4cbd3ec9055528ddac
+    src/gmail_crew_ai/crew.py:102: a CrewAI agent (default task retries) holds a tool class
+    imported from another module, named for what it sends (``SlackNotificationTool``); each run
+    posts a new Slack message. A name that reads first (``get_notifications``) stays a read."""
+    source = """\
+        from crewai import Agent
+
+        from .tools.slack import {tool}
+
+        notifier = Agent(role="notifier", goal="tell the team", backstory="brief", tools=[{tool}()])
+        """
+    assert (5, "DUP507") in _codes(source.format(tool="SlackNotificationTool"))
+    assert [c for c in _codes(source.format(tool="GetNotificationsTool")) if c[1] == "DUP507"] == []
+
+
+# ------------------------------------------------------------------------------ DUP204
+
+
+_SINK_AGENT = """\
+    from agents import Agent, function_tool
+    from pydantic import BaseModel
+
+
+    class Plan(BaseModel):
+        queries: list[str]
+
+
+    def build_planner() -> Agent:
+        @function_tool
+        def submit_plan(plan: Plan) -> Plan:
+            \"\"\"Hand the plan back unchanged.\"\"\"
+            {body}
+
+        return Agent(name="planner", tools=[submit_plan], output_type=Plan, tool_use_behavior="stop_on_first_tool")
+    """
+
+
+def test_a_stop_tool_that_hands_back_its_argument_is_an_output_sink() -> None:
+    """Open-Earth-Foundation/Query_mechanism_urbind@3a310cc053045bd901b0e0d6e9bdd16fc8cfc024
+    backend/modules/orchestrator/agent.py:41-52 (and six agents like it): the agent's one tool
+    returns the structured answer it is given, and ``stop_on_first_tool`` makes that the output.
+    Two parallel calls are two answers, one kept: nothing is submitted anywhere, whatever the
+    tool's name says."""
+    assert [c for c in _codes(_SINK_AGENT.format(body="return plan")) if c[1] == "DUP204"] == []
+
+
+def test_a_stop_tool_named_for_a_write_whose_body_does_more_is_still_reported() -> None:
+    """The counterpart: the same name with a body that builds something else (a stub that
+    stands for the submission) is judged by its name, a write."""
+    source = _SINK_AGENT.format(body='return Plan(queries=plan.queries + ["audit"])')
+    assert (15, "DUP204") in _codes(source)
+
+
+def test_stop_tool_names_are_evidence_when_the_tool_list_is_built_elsewhere() -> None:
+    """h4ks-com/CloudBot plugins/agent.py (the version of the search index that builds its tools
+    with ``build_custom_tools`` from another module; its commit is not resolvable there): the
+    agent stops at ``create_video``/``create_voice``, each call dispatching a render. The tool
+    list cannot be followed, but the stop tools are tools of the agent by construction."""
+    source = """\
+        from agents import Agent
+        from agents.agent import StopAtTools
+
+        from .toolbox import build_tools
+
+
+        def make_agent(cfg):
+            return Agent(
+                name="bot",
+                tools=build_tools(cfg),
+                tool_use_behavior=StopAtTools(stop_at_tool_names={names}),
+            )
+        """
+    assert (11, "DUP204") in _codes(source.format(names='["create_video", "create_voice"]'))
+    assert [c for c in _codes(source.format(names='["get_weather"]')) if c[1] == "DUP204"] == []
+
+
+# ------------------------------------------------------------------------------ DUP205
+
+
+_SESSION_FACTORY = """\
+    from agents import SQLiteSession
+    from fastapi import FastAPI
+
+    api = FastAPI()
+    sessions: dict = {{}}
+
+
+    class Chatbot:
+        def __init__(self, session_id: str):
+            self.session_id = session_id
+            self.memory = SQLiteSession(session_id)
+            self.history: list[str] = []
+
+
+    async def make_chatbot(session_id: str) -> Chatbot:
+        {body}
+
+
+    @api.post("/chat")
+    async def chat(session_id: str, text: str) -> dict:
+        if session_id not in sessions:
+            sessions[session_id] = await make_chatbot(session_id)
+        sessions[session_id].history.append(text)
+        return {{"turns": len(sessions[session_id].history)}}
+    """
+
+
+def test_awaiting_a_factory_that_never_suspends_is_not_a_suspension() -> None:
+    """krinya/gen_ai_demo_rag_bot@06ddfa104b7fc3afe2c5ed41b470bec1f011316b app/server.py:168 with
+    packages/chatbot/main.py:673: the session's chatbot is stored from ``await create_chatbot(...)``,
+    an ``async def`` with no ``await`` inside. The coroutine runs to its return without giving the
+    event loop away, so the check and the store cannot interleave with another request."""
+    assert [c for c in _codes(_SESSION_FACTORY.format(body="return Chatbot(session_id)")) if c[1] == "DUP205"] == []
+
+
+def test_awaiting_a_factory_that_suspends_is_still_reported() -> None:
+    """The counterpart: a factory that awaits (loads the history first) does give the loop away."""
+    body = "await asyncio.sleep(0)\n        return Chatbot(session_id)"
+    source = "import asyncio\n" + textwrap.dedent(_SESSION_FACTORY.format(body=body))
+    assert (24, "DUP205") in _codes(source)
+
+
+# ------------------------------------------------------------------------------ DUP506
+
+
+_LOGGED_CALLS = """\
+    import json
+
+    from openai import AsyncOpenAI
+
+    from .store import actions, payments
+
+    llm = AsyncOpenAI()
+
+
+    async def step(conversation_id: int, messages: list) -> None:
+        reply = (await llm.chat.completions.create(model="gpt-4o-mini", messages=messages)).choices[0].message
+        for call in reply.tool_calls or []:
+            args = json.loads(call.function.arguments)
+            {line}
+    """
+
+
+def test_a_tool_call_id_given_to_a_log_row_is_not_a_guard() -> None:
+    """SatuRnBolt/NookIt@b9e4cc9cfd0b7f01c2b37f7ff4785fcd56598211 ai-service/app/agent/loop.py:244-272:
+    every tool call is written to an action log with ``idempotency_key=tc.id``; the id names the
+    row (it is the tool message's ``tool_call_id`` later), and the write waits for the user's
+    confirmation, which checks the row's status. A key handed to a log or audit call guards nothing."""
+    for line in (
+        "await actions.log_action(conversation_id, call.function.name, args, idempotency_key=call.id)",
+        'logger.info("tool_call", idempotency_key=call.id)',
+    ):
+        assert [c for c in _codes(_LOGGED_CALLS.format(line=line)) if c[1] == "DUP506"] == [], line
+
+
+def test_a_tool_call_id_given_to_the_write_is_still_reported() -> None:
+    """The counterpart: the same id handed to the write as its idempotency key is the defect."""
+    line = "await payments.refund(args['order_id'], idempotency_key=call.id)"
+    assert (14, "DUP506") in _codes(_LOGGED_CALLS.format(line=line))
 
 
 # ------------------------------------------------------------------------------ DUP104: Streamlit pages

@@ -28,7 +28,8 @@ async def chat(session_id: str, payload: dict):
 
 
 async def build_agent(user_id: str) -> ReActAgent:
-    return ReActAgent.from_tools([], context=f"user {user_id}")
+    profile = await client.responses.create(model="gpt-4o-mini", input=f"Summarise user {user_id}")
+    return ReActAgent.from_tools([], context=profile.output_text)
 
 
 @app.post("/agent/{user_id}")

@@ -11,6 +11,7 @@ sessions: dict[str, SQLiteSession] = {}
 histories: dict[str, list] = {}
 pending: dict[str, asyncio.Task] = {}
 agent_clients: dict[str, A2AClient] = {}
+agents: dict[str, ReActAgent] = {}
 sessions_lock = asyncio.Lock()
 assistant = Agent(name="assistant", instructions="Help the user.")
 registry = SessionRegistry(lambda session_id: ReActAgent.from_tools([]))
@@ -78,3 +79,15 @@ async def local(payload: dict):
     if cache.get("x") is None:
         cache["x"] = await open_session("x")
     return cache["x"]
+
+
+async def new_agent(user_id: str) -> ReActAgent:
+    # a coroutine function that never awaits runs to its return without giving the loop away
+    return ReActAgent.from_tools([], context=f"user {user_id}")
+
+
+@app.post("/agents/{user_id}")
+async def agent_chat(user_id: str, payload: dict):
+    if user_id not in agents:
+        agents[user_id] = await new_agent(user_id)
+    return await agents[user_id].achat(payload["message"])

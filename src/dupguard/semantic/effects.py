@@ -35,6 +35,7 @@ from .vocabulary import (
     BODY_WRITE_METHODS,
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEYWORDS,
+    MODEL_CALL_SUFFIXES,
     NOISE,
     OVERWRITE_STEMS,
     READ_STEMS,
@@ -82,11 +83,16 @@ class ToolRef:
     def effect(self, model: Model) -> str | None:
         """The tool's effect ("write", "overwrite", "read", or None when unknown): the name
         first, then the body's own calls."""
+        if self.function is not None and echoes_its_input(self.function):
+            return "read"  # ``def submit_plan(plan: Plan) -> Plan: return plan``: an output sink
         found = name_effect(self.name) if self.name else None
         if found is None and self.function is not None and self.function.name != self.name:
             found = name_effect(self.function.name)
         if found is None and self.function is not None:
+            asks_model = any(_asks_model(call) for call in self.function.calls)
             for call in self.function.calls:
+                if asks_model and _stages_model_input(call):
+                    continue  # ``client.files.upload(file=path)`` before ``generate_content([file, ...])``
                 last = call.method or (call.func or "").rsplit(".", 1)[-1]
                 if last in BODY_WRITE_METHODS or (last not in BODY_NOISE and name_effect(last) == "write"):
                     return "write"  # ``requests.post(...)``, ``create_draft(service, ...)``
@@ -106,6 +112,51 @@ class ToolRef:
         if idempotent_in(model, fn):
             return True
         return any(_sends_idempotency_key(call) for call in fn.calls)
+
+
+def echoes_its_input(fn: Function) -> bool:
+    """A tool whose body only hands back one of its parameters (after a docstring): the
+    structured-output sink an agent is told to call with its answer (``submit_sql_queries(plan)``
+    returning ``plan``, with ``tool_use_behavior="stop_on_first_tool"``). It makes nothing,
+    whatever its name says, so running it twice is two answers, not two submissions. Taught by
+    Open-Earth-Foundation/Query_mechanism_urbind@3a310cc053045bd901b0e0d6e9bdd16fc8cfc024
+    backend/modules/orchestrator/agent.py:41-52 (bench/real-apps/labels-e.toml)."""
+    import libcst as cst
+
+    if fn.calls or fn.global_names or len(fn.returns) != 1:
+        return False
+    value = fn.returns[0]
+    if type(value) is not cst.Name or value.value not in fn.params:
+        return False
+    body = fn.node.body
+    statements = body.body if type(body) is cst.IndentedBlock else (body,)
+    for statement in statements:
+        if type(statement) is not cst.SimpleStatementLine:
+            return False
+        for small in statement.body:
+            if type(small) is cst.Return:
+                continue
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString):
+                continue  # the docstring
+            return False
+    return True
+
+
+def _asks_model(call: Call) -> bool:
+    """A model call (``client.models.generate_content``, ``client.chat.completions.create``,
+    ``client.responses.create``, ``client.messages.create``)."""
+    func = call.func or ""
+    return func.endswith(MODEL_CALL_SUFFIXES)
+
+
+def _stages_model_input(call: Call) -> bool:
+    """An upload to a model provider's file store (``client.files.upload``, ``client.files.create``):
+    in a tool that then asks the model about the file, the upload is the question's input, not an
+    effect anyone sees; a retry stages a second temporary copy and asks again. Taught by
+    bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667 hugging-face/gaia/crew.py:256-286
+    ("Code Execution Tool": upload the script, ask Gemini to run it in its sandbox)."""
+    head, _, last = (call.func or "").rpartition(".")
+    return last in ("upload", "create") and head.rsplit(".", 1)[-1] == "files"
 
 
 def _sends_idempotency_key(call: Call) -> bool:

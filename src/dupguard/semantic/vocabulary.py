@@ -573,6 +573,10 @@ MORE_WRITE_STEMS = frozenset(
         "reserv",
         "comment",
         "append",
+        # a tool named by the notification it sends (``SlackNotificationTool``, ``push_notification``):
+        # the runtime's stemmer gives "notific" (bench/real-apps/labels-e.toml,
+        # Inventora-Digital/crewai-gmail-automation src/gmail_crew_ai/crew.py:102)
+        "notific",
     }
 )
 WRITE_STEMS = ((DANGEROUS_STEMS - AMBIGUOUS_STEMS) | MORE_WRITE_STEMS) - OVERWRITE_STEMS
@@ -650,6 +654,15 @@ READ_STEMS = frozenset(
         "evalu",
     }
 )
+# Dotted call suffixes that ask a model (Gemini ``models.generate_content``, OpenAI chat
+# completions and responses, Anthropic messages): a tool that asks one about a file it uploaded
+# has staged its input, not written anything (semantic.effects ``_stages_model_input``).
+MODEL_CALL_SUFFIXES = (
+    "generate_content",
+    "chat.completions.create",
+    "responses.create",
+    "messages.create",
+)
 # Tokens that say nothing about the effect (``refund_tool``, ``aget_weather``, ``do_send``).
 NOISE = frozenset({"tool", "tools", "fn", "func", "function", "async", "a", "do", "try", "safe", "my", "the", "impl"})
 # Calls in a tool's body that make something new, whatever the tool is called: an HTTP POST, a
@@ -666,6 +679,11 @@ IDEMPOTENCY_HEADER = re.compile(r"idempoten(cy|ce)[-_]?key", re.IGNORECASE)
 # ----------------------------------------------------------------------------- per-turn ids (DUP506)
 
 
+# First words of a function that only records (``log_action``, ``audit_tool_call``) and logger
+# methods (stdlib ``logging``, structlog keyword events): an idempotency key handed to one names
+# the log row or line, it guards nothing (DUP506).
+RECORD_ONLY_VERBS = frozenset({"log", "audit"})
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "msg"})
 # Names of per-turn ids, compared lowercased without underscores: OpenAI ``tool_call_id`` and
 # the Responses API's ``call_id``, Anthropic/Bedrock ``tool_use_id``/``toolUseId``, Gemini/ADK
 # ``function_call_id`` and ``invocation_id``, the Responses API's ``response_id``.

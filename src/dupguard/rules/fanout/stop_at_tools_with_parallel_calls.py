@@ -14,7 +14,8 @@ dropped from the final output, and the user, who is never told, asks again. The 
 Reported only when a tool of the agent makes something new on every run (``semantic.effects``:
 ``refund_order``, ``send_email``) and is not idempotent: a read or a state set again
 (``get_weather``, ``update_address``) run unseen costs a call, not a second refund, and tools the
-module cannot name (an MCP server's, a list built elsewhere) show nothing. Quiet too when
+module cannot name (an MCP server's, a list built elsewhere) show nothing, except the stop tools
+``StopAtTools`` names with literals, which are the agent's tools by construction. Quiet too when
 parallel calls are off and when the settings cannot be read (a parameter, another module).
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from ...semantic.effects import is_test_module, tool_label, tools_of, writes_without_guard
+from ...semantic.effects import ToolRef, is_test_module, tool_label, tools_of, writes_without_guard
 from ...semantic.model import Call, Function, Model, string_value
 from ..registry import Finding, RuleContext, rule
 
@@ -59,6 +60,38 @@ def _stop_behaviour(model: Model, node: cst.CSTNode, scope: Function | None) -> 
     ):
         return '{"stop_at_tool_names": ...}'
     return None
+
+
+def _named_stop_tools(model: Model, node: cst.CSTNode, scope: Function | None) -> list[ToolRef]:
+    """The tools a ``StopAtTools(stop_at_tool_names=[...])`` (or the dict form) names with string
+    literals: tools of the agent by construction (the SDK matches them against the calls it ran),
+    so their names are evidence even when the agent's tool list is built in another module.
+    Taught by h4ks-com/CloudBot plugins/agent.py (openai-agents IRC bot: tools from
+    ``build_custom_tools``, ``StopAtTools(stop_at_tool_names=["create_video", "create_voice"])``,
+    each call dispatching a render; the index holds that version without its commit)."""
+    import libcst as cst
+
+    node = _value(model, node, scope)
+    names_node: cst.CSTNode | None = None
+    call = model.call_for_node(node) if type(node) is cst.Call else None
+    if call is not None:
+        arg = call.kw("stop_at_tool_names") or call.arg("0")
+        names_node = arg.node if arg is not None else None
+    elif type(node) is cst.Dict:
+        names_node = next(
+            (e.value for e in node.elements if string_value(getattr(e, "key", None)) == "stop_at_tool_names"), None
+        )
+    if names_node is None:
+        return []
+    names_node = _value(model, names_node, scope)
+    if type(names_node) not in (cst.List, cst.Tuple):
+        return []
+    refs = []
+    for element in names_node.elements:  # type: ignore[attr-defined]
+        value = string_value(element.value)
+        if isinstance(value, str) and value:
+            refs.append(ToolRef(value, None, element.value))
+    return refs
 
 
 def _parallel(model: Model, agent: Call, depth: int = 0) -> bool | None:
@@ -118,6 +151,8 @@ def stop_at_tools_with_parallel_calls(model: Model, ctx: RuleContext) -> Iterabl
         if behaviour is None or _parallel(model, call) is not True:
             continue
         tools = tools_of(model, call) if call.kw("tools") is not None else tools_of(model, agent)
+        if tools is None:  # a list built elsewhere: the stop tools it names are still its tools
+            tools = _named_stop_tools(model, arg.node, call.function)  # type: ignore[union-attr]
         writes = writes_without_guard(model, tools or [])
         if not writes:
             continue  # reads, states set again, or tools this module cannot name: no duplicate shown

@@ -136,14 +136,19 @@ def _finds_present(test: cst.CSTNode, store: str, container: bool, aliases: set[
     return False
 
 
-def _suspends(node: cst.CSTNode) -> cst.CSTNode | None:
-    """The first ``await`` / ``async for`` / ``async with`` in ``node`` (not in nested defs)."""
+def _suspends(node: cst.CSTNode, model: Model | None = None, depth: int = 0) -> cst.CSTNode | None:
+    """The first ``await`` / ``async for`` / ``async with`` in ``node`` (not in nested defs).
+
+    An ``await`` of a coroutine function of this module whose own body never suspends does not
+    either: the coroutine runs to its ``return`` without giving the event loop to anyone
+    (``async def make_chatbot(sid): return Chatbot(sid)``; krinya/gen_ai_demo_rag_bot
+    app/server.py:168 at 06ddfa104b7fc3afe2c5ed41b470bec1f011316b, bench/real-apps/labels-e.toml)."""
     import libcst as cst
 
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Await):
+        if isinstance(current, cst.Await) and (model is None or not _never_suspends(model, current, depth)):
             return current
         if isinstance(current, (cst.For, cst.With)) and current.asynchronous is not None:
             return current
@@ -153,25 +158,40 @@ def _suspends(node: cst.CSTNode) -> cst.CSTNode | None:
     return None
 
 
-def _suspension_before(statements, write: Binding) -> cst.CSTNode | None:
+def _never_suspends(model: Model, awaited: cst.Await, depth: int) -> bool:
+    """Is ``await f(...)`` a call of a module-local ``async def`` that never suspends itself?"""
+    import libcst as cst
+
+    if depth > 3 or type(awaited.expression) is not cst.Call:
+        return False
+    call = model.call_for_node(awaited.expression)
+    fn = model.called_function(call) if call is not None else None
+    if fn is None or not fn.is_async:
+        return False
+    if any(isinstance(arg.value, cst.Await) for arg in awaited.expression.args):
+        return False
+    return _suspends(fn.node.body, model, depth + 1) is None
+
+
+def _suspension_before(statements, write: Binding, model: Model) -> cst.CSTNode | None:
     """An await in the statements before the one holding the write, or in the write itself."""
     for stmt in statements:
         if stmt is write.statement or contains(stmt, write.statement):
-            return _suspends(write.value) or _suspends_before_in(stmt, write)
-        found = _suspends(stmt)
+            return _suspends(write.value, model) or _suspends_before_in(stmt, write, model)
+        found = _suspends(stmt, model)
         if found is not None:
             return found
     return None
 
 
-def _suspends_before_in(stmt: cst.CSTNode, write: Binding) -> cst.CSTNode | None:
+def _suspends_before_in(stmt: cst.CSTNode, write: Binding, model: Model) -> cst.CSTNode | None:
     """For a write nested deeper in ``stmt`` (a ``try``, a ``with``): awaits before it there."""
     if stmt is write.statement:
         return None
     for child in _child_statements(stmt):
         if child is write.statement or contains(child, write.statement):
-            return _suspends_before_in(child, write) if child is not write.statement else None
-        found = _suspends(child)
+            return _suspends_before_in(child, write, model) if child is not write.statement else None
+        found = _suspends(child, model)
         if found is not None:
             return found
     return None
@@ -241,7 +261,7 @@ def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenC
     aliases = _aliases(model, fn, store, container)
     for statements, parent in _enclosing(model, fn, write):
         if parent is not None and _finds_missing(parent.test, store, container, aliases):
-            suspension = _suspension_before(statements, write)
+            suspension = _suspension_before(statements, write, model)
             if suspension is not None:
                 return CheckThenCreate(write, store, parent.test, suspension)
             return None
@@ -250,7 +270,7 @@ def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenC
             if stmt is write.statement or contains(stmt, write.statement):
                 break
             if isinstance(stmt, cst.If) and _exits(stmt) and _finds_present(stmt.test, store, container, aliases):
-                suspension = _suspension_before(statements[index + 1 :], write)
+                suspension = _suspension_before(statements[index + 1 :], write, model)
                 if suspension is not None:
                     return CheckThenCreate(write, store, stmt.test, suspension)
                 return None
