@@ -28,12 +28,15 @@ figures are printed with and without it, and recall is always over the labelled 
 verdict cannot inflate what the labels measure. A verdict that contradicts a label (a "defect" at a
 near-miss) is refused, and a verdict that matches no finding is reported as stale.
 
-The holdout split is run only with ``--holdout``, and only once: the script refuses when the report
-already holds a holdout block (issue 14: "report that third's figures separately, measured once").
+A holdout split is run only with ``--holdout [SPLIT]``, and only once: the script refuses when the report
+already holds a block of that split (issue 14: "report that third's figures separately, measured once").
+``--holdout`` alone runs the first holdout (split ``holdout``); ``--holdout holdout-2`` runs a later, fresh
+holdout labelled after the first one was measured (``bench/real-apps/README.md``, "How holdout-2 was chosen").
+Each holdout split has its own block and its own once-only guard, so measuring one never unlocks another.
 
 Usage::
 
-    python bench/real_apps.py [--holdout] [--repo OWNER/NAME ...] [--triage FILE] [--name NAME]
+    python bench/real_apps.py [--holdout [SPLIT]] [--repo OWNER/NAME ...] [--triage FILE] [--name NAME]
                               [--mirrors DIR] [--json PATH] [--md PATH] [--no-md] [--rescore JSON]
 
 Output: the figures on stdout, a JSON file (``--json``, default ``bench/real-apps/results/<name>.json``)
@@ -72,7 +75,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LABEL_DIR = ROOT / "bench" / "real-apps"
 DEFAULT_MD = ROOT / "bench" / "real-apps.md"
 DEFAULT_MIRRORS = Path("/work/.mirror")
-SPLITS = ("dev", "holdout")
+# "dev", or a holdout: "holdout" (the first third) and "holdout-<name>" for each fresh holdout labelled later
+HOLDOUT_SPLIT = re.compile(r"^holdout(-[a-z0-9]+)?$")
 DUP_CODE = re.compile(r"^DUP\d{3}$")
 # files dupguard could not check, reported under these codes (dupguard.diagnostics.RESERVED_CODES)
 RESERVED_CODES = ("DUP000", "DUP001")
@@ -82,7 +86,7 @@ PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>[1-9]\d*)$")
 VERDICTS = ("defect", "false-positive")
 DUPGUARD_ARGS = ("check", "--no-cache", "--isolated", "--output-format", "json")
 BLOCK_RE = re.compile(
-    r"<!-- BEGIN real_apps\.py name=(?P<name>[\w.-]+) split=(?P<split>\w+) -->\n.*?"
+    r"<!-- BEGIN real_apps\.py name=(?P<name>[\w.-]+) split=(?P<split>[\w-]+) -->\n.*?"
     r"<!-- END real_apps\.py name=(?P=name) -->\n?",
     re.DOTALL,
 )
@@ -277,8 +281,8 @@ def load_repos(
             seen.add(name)
             if not isinstance(meta.get("commit"), str) or not COMMIT.match(meta["commit"]):
                 raise LabelError(f"{where}: `commit` must be a 40-digit commit id")
-            if meta.get("split") not in SPLITS:
-                raise LabelError(f"{where}: `split` must be one of {SPLITS}")
+            if not is_split(meta.get("split")):
+                raise LabelError(f'{where}: `split` must be "dev", "holdout" or "holdout-<name>"')
             if name not in labelled:
                 raise LabelError(
                     f"{labels_file.name}: no [repo.{name!r}] table (write one, even for a clean repository)"
@@ -789,9 +793,10 @@ def markdown(name: str, split: str, result: dict[str, Any]) -> str:
 def repos_markdown(repos: Sequence[Repo]) -> str:
     """The generated list of every labelled repository, its split and commit (to repeat the run)."""
     counts = Counter(r.split for r in repos)
+    splits = ", ".join(f"{counts[s]} {s}" for s in sorted(counts, key=lambda s: (s != "dev", s)))
     lines = [
         "<!-- BEGIN real_apps.py name=repositories split=all -->",
-        f"{len(repos)} repositories: {counts['dev']} dev, {counts['holdout']} holdout.",
+        f"{len(repos)} repositories: {splits}.",
         "",
         "| repository | split | commit | frameworks | hosts | labelled defects | near-misses | labels |",
         "|---|---|---|---|---|---:|---:|---|",
@@ -815,8 +820,14 @@ def put_block(text: str, block: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
-def holdout_blocks(text: str) -> list[str]:
-    return [m["name"] for m in BLOCK_RE.finditer(text) if m["split"] == "holdout"]
+def is_split(value: object) -> bool:
+    """``dev``, or the name of a holdout split (``holdout``, ``holdout-2``...)."""
+    return value == "dev" or (isinstance(value, str) and HOLDOUT_SPLIT.match(value) is not None)
+
+
+def split_blocks(text: str, split: str) -> list[str]:
+    """Names of the report's blocks that measured ``split``: a holdout split may have one, ever."""
+    return [m["name"] for m in BLOCK_RE.finditer(text) if m["split"] == split]
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -833,11 +844,23 @@ def _dupguard_version() -> str:
     return f"{__version__} at {commit}{' with uncommitted changes' if dirty.stdout.strip() else ''}"
 
 
+def _how_to_run(split: str) -> str:
+    """The option that selects ``split``, for the error messages."""
+    return "the default" if split == "dev" else "--holdout" if split == "holdout" else f"--holdout {split}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repos", type=Path, nargs="+", help="repos-*.toml files (default: bench/real-apps/repos-*.toml)")
     ap.add_argument("--codes", type=Path, help="the NEW codes table (default: codes.toml beside the repos files)")
-    ap.add_argument("--holdout", action="store_true", help="run the holdout split (once, at the end of a session)")
+    ap.add_argument(
+        "--holdout",
+        nargs="?",
+        const="holdout",
+        metavar="SPLIT",
+        help="run a holdout split instead of dev, once, at the end of a session: 'holdout' (the default) or a later one"
+        " such as 'holdout-2'",
+    )
     ap.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME", help="only these repositories")
     ap.add_argument("--triage", type=Path, metavar="FILE", help="reviewers' verdicts on findings the labels miss")
     ap.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS, help=f"snapshots (default {DEFAULT_MIRRORS})")
@@ -850,7 +873,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rescore", type=Path, metavar="JSON", help="score the findings of a previous JSON output again")
     args = ap.parse_args(argv)
 
-    split = "holdout" if args.holdout else "dev"
+    split = args.holdout or "dev"
+    if args.holdout is not None and (split == "dev" or not is_split(split)):
+        print(f"error: --holdout {split!r}: a holdout split is 'holdout' or 'holdout-<name>'", file=sys.stderr)
+        return 2
     name = args.name or split
     if not re.match(r"^[\w.-]+$", name) or name == "repositories":
         print(f"error: --name {name!r}: letters, digits, '.', '-', '_' (and not 'repositories')", file=sys.stderr)
@@ -870,16 +896,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if by_name[wanted].split != split:
             print(
-                f"error: --repo {wanted} is in the {by_name[wanted].split} split (the holdout needs --holdout)",
+                f"error: --repo {wanted} is in the {by_name[wanted].split} split ({_how_to_run(by_name[wanted].split)})",
                 file=sys.stderr,
             )
             return 2
     chosen = [r for r in repos if r.split == split and (not args.repo or r.name in args.repo)]
     md_text = args.md.read_text(encoding="utf-8") if args.md.exists() else ""
-    if args.holdout and not args.no_md and holdout_blocks(md_text):
+    if args.holdout and not args.no_md and split_blocks(md_text, split):
         print(
-            f"error: {args.md} already reports the holdout ({', '.join(holdout_blocks(md_text))}); it is measured"
-            " once (issue 14). Use --no-md to look without reporting.",
+            f"error: {args.md} already reports the {split} split ({', '.join(split_blocks(md_text, split))}); it is"
+            " measured once (issue 14). Use --no-md to look without reporting.",
             file=sys.stderr,
         )
         return 2
@@ -890,7 +916,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             previous = json.loads(args.rescore.read_text(encoding="utf-8"))
             if previous["split"] != split:
-                raise ValueError(f"it holds the {previous['split']} split (the holdout needs --holdout)")
+                raise ValueError(f"it holds the {previous['split']} split ({_how_to_run(previous['split'])})")
             saved = {r["repo"]: r for r in previous["repositories"]}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"error: --rescore {args.rescore}: {exc}", file=sys.stderr)

@@ -279,6 +279,42 @@ def test_holdout_runs_only_with_the_flag_and_only_once(setup, dev_run):
     assert _main(setup, "--rescore", str(saved), "--no-md", name="peek")[0] == 2  # a holdout JSON needs --holdout
 
 
+def test_a_later_holdout_is_its_own_split_measured_once(tmp_path):
+    """``--holdout holdout-2`` runs only that split, once; it neither needs nor unlocks the first holdout's guard."""
+    mirrors = tmp_path / "mirrors"
+    first = _mirror(mirrors, "acme/old", {"app/main.py": "x = 1\n"})
+    fresh = _mirror(mirrors, "acme/fresh", {"app/main.py": "y = 2\n"})
+    repos = tmp_path / "repos-t.toml"
+    repos.write_text(
+        f'[repo."acme/old"]\ncommit = "{first}"\nsplit = "holdout"\n\n'
+        f'[repo."acme/fresh"]\ncommit = "{fresh}"\nsplit = "holdout-2"\n'
+    )
+    (tmp_path / "labels-t.toml").write_text('[repo."acme/old"]\ndefects = []\n\n[repo."acme/fresh"]\ndefects = []\n')
+    (tmp_path / "codes.toml").write_text(CODES)
+    md = tmp_path / "report.md"
+
+    def run(*extra: str, name: str | None = None) -> int:
+        argv = ["--repos", str(repos), "--mirrors", str(mirrors), "--md", str(md), "--json", str(tmp_path / "o.json")]
+        return real_apps.main(argv + (["--name", name] if name else []) + list(extra))
+
+    assert run("--holdout") == 0  # the first holdout, measured before the second one was labelled
+    before = md.read_text()
+    assert run("--repo", "acme/fresh") == 2  # not a dev repository
+    assert run("--holdout", "--repo", "acme/fresh") == 2  # nor one of the first holdout
+    assert run("--holdout", "dev") == 2 and run("--holdout", "later") == 2  # not holdout split names
+    assert run("--holdout", "holdout-2") == 0
+    result = json.loads((tmp_path / "o.json").read_text())
+    assert result["split"] == "holdout-2" and [r["repo"] for r in result["repositories"]] == ["acme/fresh"]
+    text = md.read_text()
+    assert "name=holdout-2 split=holdout-2" in text and "2 repositories: 1 holdout, 1 holdout-2." in text
+    holdout_block = before[before.index("<!-- BEGIN real_apps.py name=holdout ") :]
+    assert holdout_block in text  # the first holdout's block is untouched
+    assert run("--holdout", "holdout-2", name="again") == 2  # measured once
+    assert run("--holdout", name="again") == 2  # and the first holdout's guard still holds
+    assert run("--holdout", "holdout-2", "--rescore", str(tmp_path / "o.json"), "--no-md") == 0
+    assert run("--rescore", str(tmp_path / "o.json"), "--no-md") == 2  # a holdout-2 JSON needs --holdout holdout-2
+
+
 def _repo(**labels) -> object:
     repo = real_apps.Repo(name="o/r", commit="a" * 40, split="dev", source="repos-t.toml")
     repo.defects = labels.get("defects", [])
@@ -350,7 +386,8 @@ def test_the_shipped_labels_load():
     labels = ROOT / "bench" / "real-apps"
     codes = real_apps.load_codes(labels / "codes.toml")
     repos = real_apps.load_repos(sorted(labels.glob("repos-*.toml")), codes)
-    assert len(repos) >= 40 and {r.split for r in repos} == {"dev", "holdout"}
+    assert len(repos) >= 40 and {r.split for r in repos} == {"dev", "holdout", "holdout-2"}
+    assert sum(r.split == "holdout-2" for r in repos) >= 15
     assert real_apps.load_triage(labels / "triage.toml")
 
 
