@@ -202,6 +202,9 @@ def run_dupguard(target: Path) -> Any:
         "-m",
         "dupguard",
         "check",
+        # the corpus lies under this repository's tests/, which its own configuration (and the
+        # test-module rule: files under tests/ are not served code) would leave out
+        "--isolated",
         "--no-cache",
         "--output-format",
         "json",

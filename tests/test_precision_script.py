@@ -181,8 +181,8 @@ def test_cli_runs_the_linter_module_as_a_subprocess(tmp_path):
         textwrap.dedent("""\
         import json, os, sys
         args = sys.argv[1:]
-        assert args[:5] == ["check", "--no-cache", "--output-format", "json", "--exit-zero"], args
-        target = args[5]
+        assert args[:6] == ["check", "--isolated", "--no-cache", "--output-format", "json", "--exit-zero"], args
+        target = args[6]
         assert os.path.isabs(target) and os.getcwd() != os.path.dirname(target)
         print(json.dumps([{"code": "DUP101", "filename": os.path.join(target, "a.py"),
                            "location": {"row": 9, "column": 1}}]))
@@ -234,3 +234,11 @@ def test_corpus_labels_match_the_files():
                 assert 1 <= row <= len(lines), (rel, code, row)
                 text = lines[row - 1].strip()
                 assert text and not text.startswith("#"), (rel, code, row, text)
+
+
+def test_the_real_linter_sees_the_corpus_inside_this_repository():
+    """The corpus lies under this repository's ``tests/``: run with the repository's own
+    configuration, every file there is a test module and ``tests/corpus`` is excluded, and the
+    script scored a silent linter (0 findings). ``run_dupguard`` runs the real CLI in isolation."""
+    report = precision.run_dupguard(ROOT / "tests" / "corpus" / "dev")
+    assert len(precision.normalize_findings(report, ROOT / "tests" / "corpus")) >= 20
