@@ -13,6 +13,7 @@ from pathlib import Path
 from dupguard.config import Settings
 from dupguard.fixer import fix_bytes
 from dupguard.pipeline import lint_text
+from dupguard.rulemeta import all_rules
 from linthelpers import run_cli
 
 
@@ -915,3 +916,49 @@ def test_smolagents_gradio_ui_keeps_one_agent_for_every_visitor() -> None:
         GradioUI(fresh, reset_agent_memory=True).launch()
         """
     assert [c for c in _codes(source) if c[1] == "DUP107"] == [(3, "DUP107")]
+
+
+# ------------------------------------------------------------------------------ DUP105: per-user caches
+
+# by the rule's name: this module already quotes half the codes (test_rule_registry's limit)
+TOOLKIT_SHARED = next(meta.code for meta in all_rules().values() if meta.name == "stateful-toolkit-shared")
+
+_PER_USER_CACHE = """\
+    from functools import lru_cache
+
+    from agno.agent import Agent
+    from agno.tools.gmail import GmailTools
+    from fastapi import FastAPI
+
+    from mailapp.oauth_store import stored_google_credentials
+
+    app = FastAPI()
+
+
+    @lru_cache(maxsize=512)
+    def gmail_for(user_id: str) -> GmailTools:
+        {body}
+
+
+    @app.post("/mail/{{user_id}}")
+    async def mail(user_id: str, payload: dict):
+        agent = Agent(tools=[gmail_for(user_id)])
+        return (await agent.arun(payload["message"], user_id=user_id)).content
+    """
+
+
+def test_a_cache_keyed_by_the_user_whose_credentials_build_the_toolkit_is_not_reported() -> None:
+    """OmniGPT-Official/dev-team-poc services/tool_providers.py@1465970 builds agno's GmailTools
+    per user from that user's stored OAuth credentials; cached by user id, that is one toolkit
+    per user, the remedy DUP105 recommends, even through a local binding of the credentials."""
+    direct = "return GmailTools(creds=stored_google_credentials(user_id))"
+    assert [c for c in _codes(_PER_USER_CACHE.format(body=direct)) if c[1] == TOOLKIT_SHARED] == []
+    via_local = "creds = stored_google_credentials(user_id)\n        return GmailTools(creds=creds)"
+    assert [c for c in _codes(_PER_USER_CACHE.format(body=via_local)) if c[1] == TOOLKIT_SHARED] == []
+
+
+def test_a_cache_keyed_by_user_that_ignores_the_user_is_still_reported() -> None:
+    """The counterpart: keyed by user, but the toolkit reads the server's token file, so every
+    user's cached toolkit acts as the one account that token belongs to."""
+    source = _PER_USER_CACHE.format(body="return GmailTools()")
+    assert (14, TOOLKIT_SHARED) in _codes(source)

@@ -75,6 +75,8 @@ def _built_once(model: Model, call: Call) -> tuple[set[str], str] | None:
         holders = _module_holders(model, call)
         return (holders, "built once at module level") if holders else None
     if _cached(fn) and fn.parent is None:
+        if _cached_per_user(model, fn, call):
+            return None
         return {fn.name}, f"built once by the cached factory `{fn.name}()`"
     if fn.name == "__init__" and fn.class_name in module_instances(model):
         instances = {
@@ -84,6 +86,33 @@ def _built_once(model: Model, call: Call) -> tuple[set[str], str] | None:
         }
         return instances, f"built once in `{fn.class_name}.__init__` (one module-level instance)"
     return None
+
+
+def _cached_per_user(model: Model, fn: Function, call: Call) -> bool:
+    """Is the cache keyed by the user whose credentials build the toolkit?
+
+    ``@lru_cache def gmail_for(user_id): return GmailTools(creds=stored_creds(user_id))`` keeps
+    one toolkit per user, which is the remedy (one per user, that user's account), not the
+    defect. It counts only when a user or session parameter reaches the toolkit's arguments,
+    directly or through the factory's local bindings: a cache keyed by user that still builds
+    ``GmailTools()`` from the server's token file hands every user the same account.
+    (A registry of such per-user factories: OmniGPT-Official/dev-team-poc
+    services/tool_providers.py@1465970edb45cdb50c8fb77081674ad0fd26e9e8.)"""
+    user_params = {p for p in fn.params if any(word in p.lower() for word in USER_WORDS)}
+    if not user_params:
+        return False
+    local = {b.target: b.value for b in model.bindings if b.function is fn}
+    read: set[str] = set()
+    for arg in call.args:
+        read |= names_in(arg.node)
+    frontier = set(read)
+    for _ in range(3):  # a few hops of ``creds = load(user_id)``; more is not worth following
+        reached = set().union(*(names_in(local[name]) for name in frontier if name in local)) - read
+        if not reached:
+            break
+        read |= reached
+        frontier = reached
+    return bool(read & user_params)
 
 
 def _knows_its_user(model: Model, fn: Function) -> bool:
