@@ -1052,3 +1052,80 @@ def test_the_index_never_opens_a_fifo_in_the_tree(tmp_path: Path) -> None:
     out = proc.stdout.decode()
     assert proc.returncode == 1, out + proc.stderr.decode()
     assert "app/routes.py" in out and "DUP000" in out and "not a regular file" in out
+
+
+# ----------------------------------------------------------------------------- scripts' own directories
+
+
+FLASK_SCRIPT = """\
+from flask import Flask, request
+
+from {module} import answer
+
+app = Flask(__name__)
+
+
+@app.route("/ask", methods=["POST"])
+def ask():
+    return answer(request.json["q"])
+"""
+
+
+def test_script_imports_its_sibling_in_a_nested_subproject(tmp_path: Path) -> None:
+    """gsbadhan/gen-ai-examples@639f19cde62576cd9279346d0b75e1fea1d638e5: an examples monorepo
+    whose every folder (``crew-ai/agent-example-002/``) is a project of its own, run as
+    ``python src/app.py``; src/app.py imports ``from agentflow import ...``, its sibling, which no
+    import root of the repository reaches (a hyphen in the path). The sibling's memory is
+    reported; a second sub-project whose module of the same name builds its memory per call is
+    not (each directory's modules are its own, not one module named ``agentflow``)."""
+    per_call = AGENT_MODULE.replace('memory = ConversationBufferMemory(memory_key="history")\n', "").replace(
+        "    executor = ", '    memory = ConversationBufferMemory(memory_key="history")\n    executor = '
+    )
+    found = _lint(
+        tmp_path,
+        {
+            "demos/example-one/src/agentflow.py": AGENT_MODULE,
+            "demos/example-one/src/app.py": FLASK_SCRIPT.format(module="agentflow"),
+            "demos/example-two/src/agentflow.py": per_call,
+            "demos/example-two/src/app.py": FLASK_SCRIPT.format(module="agentflow"),
+        },
+    )
+    # the memory where it is bound, and the route's call that reaches it (as for a package import)
+    assert _codes(found) == [
+        ("demos/example-one/src/agentflow.py", 4, "DUP102"),
+        ("demos/example-one/src/app.py", 10, "DUP102"),
+    ]
+    assert "called per request by `ask` at demos/example-one/src/app.py:10" in found[0][3]
+
+
+def test_script_imports_a_sibling_package_module(tmp_path: Path) -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667: a Hugging Face space in
+    ``hugging-face/openai-assistants/`` whose app.py imports its neighbour by a top-level name; here
+    the neighbour is a package of the script's directory (``from brains.core import answer``), and
+    the script directory is inside an importable package too (``examples/``, the root's module
+    space): Python still resolves the name against the script's own directory."""
+    found = _lint(
+        tmp_path,
+        {
+            "examples/__init__.py": "",
+            "examples/space/brains/__init__.py": "",
+            "examples/space/brains/core.py": AGENT_MODULE,
+            "examples/space/app.py": FLASK_SCRIPT.format(module="brains.core"),
+        },
+    )
+    assert _codes(found) == [("examples/space/app.py", 10, "DUP102"), ("examples/space/brains/core.py", 4, "DUP102")]
+
+
+def test_the_import_roots_win_over_a_scripts_directory(tmp_path: Path) -> None:
+    """Issue 14 ("the import roots from config"): when a root holds the name a script imports,
+    the root's module is meant (an application run as a package), not a same-named file beside it."""
+    found = _lint(
+        tmp_path,
+        {
+            "brain.py": AGENT_MODULE,
+            "web/brain.py": AGENT_MODULE.replace("memory = Conv", "def unused():\n    pass\n\n\nmemory = Conv"),
+            "web/app.py": FLASK_SCRIPT.format(module="brain"),
+        },
+    )
+    assert _codes(found) == [("brain.py", 4, "DUP102"), ("web/app.py", 10, "DUP102")]
+    assert "brain.py:4" in found[1][3]

@@ -639,6 +639,8 @@ class ProjectIndex:
         self._state: dict[str, list[tuple[str, Fact]]] = {}  # attr → (the module setting it, fact)
         self._attrs: dict[tuple[str, str], Fact] = {}  # (module, name) → fact set from another module
         self._store: _Store | None = None
+        # directory → the module names a script there imports from it (its .py files and packages)
+        self._local_names: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ building
 
@@ -654,12 +656,20 @@ class ProjectIndex:
                 continue  # outside the project, or a notebook: nothing imports one (it imports)
             record = _File(Path(absolute), absolute[len(prefix) :].replace(os.sep, "/"))
             self.files[absolute] = record
-            names = self._names(absolute)
+            names = self._names(absolute) or self._script_names(absolute)
             if names:
                 record.module, is_package = names[0]
                 record.package = record.module if is_package else record.module.rpartition(".")[0]
                 for name, _ in names:
                     self.modules.setdefault(name, record)
+            stem = os.path.basename(absolute).rpartition(".")[0]
+            if stem.isidentifier() and stem != "__init__":
+                self._local_names.setdefault(os.path.dirname(absolute), set()).add(stem)
+            elif stem == "__init__":  # a package: its parent directory's scripts import it by name
+                package_dir = os.path.dirname(absolute)
+                name = os.path.basename(package_dir)
+                if name.isidentifier():
+                    self._local_names.setdefault(os.path.dirname(package_dir), set()).add(name)
         for record in self.files.values():
             self._scan(record)
             if record.scan is not None and record.scan.framework:
@@ -686,6 +696,46 @@ class ProjectIndex:
             if parts and all(p.isidentifier() for p in parts):
                 out.append((".".join(parts), is_package))
         return out
+
+    def _script_names(self, path: str) -> list[tuple[str, bool]]:
+        """Names for a file no import root reaches (a directory on its path is not an identifier:
+        ``crew-ai/agent-example-002/src/agentflow.py``, ``hugging-face/openai-assistants/app.py``).
+        Such a file runs as a script, ``python src/app.py``: Python puts the script's directory
+        first on ``sys.path`` (docs.python.org, "The initialization of the sys.path module search
+        path"), so ``from agentflow import perform`` there names its sibling. Each directory gets a
+        name of its own that no source can write (``_dir<hash>``): the same module name in two
+        sub-projects of one tree (an examples monorepo) stays two modules. The file is also named
+        under its parent directory's name (``tools.search`` for ``src/tools/search.py``), for a
+        script that imports a package of its own directory."""
+        import hashlib
+
+        directory, _, filename = path.rpartition(os.sep)
+        stem = filename.rpartition(".")[0] or filename
+
+        def tag(folder: str) -> str:
+            rel = folder[len(str(self.root)) :]
+            return "_dir" + hashlib.blake2b(rel.encode(), digest_size=6).hexdigest()  # _DIR_TAG
+
+        if stem == "__init__":
+            return [(tag(directory), True)]
+        if not stem.isidentifier():
+            return []
+        out = [(f"{tag(directory)}.{stem}", False)]
+        parent, _, name = directory.rpartition(os.sep)
+        if name.isidentifier() and parent.startswith(str(self.root)):
+            out.append((f"{tag(parent)}.{name}.{stem}", False))
+        return out
+
+    def scoped(self, package: str, qualified: str) -> str:
+        """``qualified``, an absolute import written in a module of ``package``, as the index names
+        it: a top-level name no import root holds but the importing file's own directory does
+        (the script's directory is first on ``sys.path``, see :meth:`_script_names`) is that
+        sibling; anything else is unchanged. The import roots win when both hold the name."""
+        head = qualified.partition(".")[0]
+        if not package or head in self._top_names():
+            return qualified
+        local = f"{package}.{qualified}"
+        return local if f"{package}.{head}" in self.modules else qualified
 
     def _read(self, record: _File) -> str | None:
         """The file's text, or None: a FIFO, socket or device in the tree is never opened for
@@ -787,6 +837,8 @@ class ProjectIndex:
                         base = absolute_module(other.package, int(level), str(module))
                     except (TypeError, ValueError):  # a damaged cache entry
                         continue
+                    if base is not None and not level:
+                        base = self.scoped(other.package, base)
                     if base is None or base.split(".")[0] not in self._top_names():
                         continue
                     for target in (base, *(f"{base}.{n}" for n in names if isinstance(n, str))):
@@ -840,19 +892,20 @@ class ProjectIndex:
         module = record.module if record is not None else ""
         facts: dict[str, Fact] = {}
         constants: list[tuple[str, _File, list[str]]] = []
-        for imported in scan_imports(text, package) if self._may_import_project(text) else ():
-            found = self._split(imported.qualified)
+        for imported in scan_imports(text, package) if self._may_import_project(text, path) else ():
+            qualified = self.scoped(package, imported.qualified)
+            found = self._split(qualified)
             if found is None:
                 continue
             if not self._reaches_agent_code(found[0]):
                 # a module that cannot reach agent code exports constants at most: read it only
                 # if the file turns out to be agent code (below)
-                constants.append((imported.qualified, *found))
+                constants.append((imported.qualified, qualified, *found))
                 continue
-            self._add(facts, imported.qualified, found[0], found[1])
+            self._add(facts, imported.qualified, qualified, found[0], found[1])
         if constants and (facts or might_matter(text, self.extra)):
-            for qualified, record, rest in constants:
-                self._add(facts, qualified, record, rest)
+            for key, qualified, record, rest in constants:
+                self._add(facts, key, qualified, record, rest)
         if module:
             for (owner, name), fact in self._attrs.items():
                 if owner == module:
@@ -1056,27 +1109,34 @@ class ProjectIndex:
     def _top_names(self) -> frozenset[str]:
         if self._top is None:
             self._top = frozenset(name.split(".")[0] for name in self.modules)
-            self._top_re = _words(self._top)
+            # a directory's own name (``_dir<hash>``) is in no source: not worth a search
+            self._top_re = _words(frozenset(name for name in self._top if not _DIR_TAG.match(name)))
         return self._top
 
-    def _may_import_project(self, text: str) -> bool:
-        """A relative import, or the name of one of the project's top-level modules in the text:
-        substring tests that spare most files of a tree of unrelated scripts the import scan."""
+    def _may_import_project(self, text: str, path: Path | None = None) -> bool:
+        """A relative import, the name of one of the project's top-level modules, or of a module
+        beside the file (a script's directory is on ``sys.path``) in the text: substring tests
+        that spare most files of a tree of unrelated scripts the import scan."""
         if "from" in text and _RELATIVE.search("\n" + text) is not None:
             return True
         self._top_names()
-        return self._top_re is not None and self._top_re.search(text) is not None
+        if self._top_re is not None and self._top_re.search(text) is not None:
+            return True
+        siblings = self._local_names.get(os.path.dirname(os.path.abspath(path))) if path is not None else None
+        return bool(siblings) and any(name in text for name in siblings)  # type: ignore[union-attr]
 
-    def _add(self, facts: dict[str, Fact], qualified: str, record: _File, rest: list[str]) -> None:
+    def _add(self, facts: dict[str, Fact], key: str, qualified: str, record: _File, rest: list[str]) -> None:
+        """The facts about ``qualified`` (as the index names it), filed under ``key`` (the name
+        the file's model resolves: the two differ for a script's sibling module)."""
         fact = self.fact(qualified)
         if fact is not None:
-            facts[qualified] = fact
+            facts[key] = fact
         elif not rest:  # a module: its members, by the names the model will resolve
             for name, member in self._members(record).items():
-                facts[f"{qualified}.{name}"] = member
+                facts[f"{key}.{name}"] = member
         else:  # a config class or its instance: its literal attributes (``settings.THREAD_ID``)
             for attr, member in self._literal_attributes(qualified).items():
-                facts[f"{qualified}.{attr}"] = member
+                facts[f"{key}.{attr}"] = member
 
     def _literal_attributes(self, qualified: str) -> dict[str, Fact]:
         target = self._lookup(qualified)
@@ -1102,7 +1162,7 @@ class ProjectIndex:
         absolute = os.path.abspath(path)
         record = self.files.get(absolute)
         if record is None:  # named on the command line but excluded from the tree: still a module
-            names = self._names(absolute)
+            names = self._names(absolute) or self._script_names(absolute)
             if names:
                 record = _File(Path(absolute), Path(absolute).name)
                 record.module, is_package = names[0]
@@ -1160,6 +1220,8 @@ class ProjectIndex:
         base = absolute_module(record.package, level, module)
         if base is None:
             return None
+        if not level:
+            base = self.scoped(record.package, base)
         qualified = f"{base}.{name}" if name else base
         return self._lookup(f"{qualified}.{rest}" if rest else qualified, depth + 1)
 
@@ -1603,6 +1665,7 @@ class _Store:
 # ----------------------------------------------------------------------------- one run's link
 
 _RELATIVE = re.compile(r"\n[ \t]*from[ \t]+\.")  # on "\n" + text, as the prefilter's pattern
+_DIR_TAG = re.compile(r"_dir[0-9a-f]{12}$")  # the name ``ProjectIndex._script_names`` gives a directory
 
 
 class ProjectLink:
@@ -1636,13 +1699,14 @@ class ProjectLink:
         self._fingerprint: str | None = None
         self._snapshot: dict[str, Any] | None = None  # a previous run's answers for this tree
         self._answers: dict[str, Any] = {}  # this run's answers, by path under the root
+        self._beside: dict[str, frozenset[str]] = {}  # directory → its module names (``_siblings``)
 
     def facts_for(self, path: Path | None, text: str, on_disk: bool = True) -> ProjectFacts | None:
         """The facts for ``text``; ``on_disk``: it is the file at ``path`` as it is on disk
         (so a previous run's answer for the same tree holds), not an editor's buffer or stdin."""
         if self.index is not None and not self.index.framework_files:
             return None  # a tree without agent code: no file has facts
-        if not self._may_need(text):  # the same test before and after the build: no order effects
+        if not self._may_need(text, path):  # the same test before and after the build: no order effects
             return None
         rel = self._rel(path) if on_disk else None
         if self.index is None and rel is not None and self.cache is not None:
@@ -1734,7 +1798,7 @@ class ProjectLink:
         root = Path(self.settings.root)
         return [root / d for d in self.settings.src]
 
-    def _may_need(self, text: str) -> bool:
+    def _may_need(self, text: str, path: Path | None = None) -> bool:
         """Does the text import a module of the project (or reach ``app.state``), or is it agent
         code (another module may call its functions or run its objects per request)? Text tests
         and a listing of the import roots: the one-file run of an unrelated file stops here."""
@@ -1757,9 +1821,38 @@ class ProjectLink:
                     continue
             self._top = frozenset(names)
             self._top_re = _words(self._top)
-        if self._top_re is None or self._top_re.search(text) is None:
+        heads = None
+        if self._top_re is not None and self._top_re.search(text) is not None:
+            heads = {imported.qualified.split(".")[0] for imported in scan_imports(text, "")}
+            if not heads.isdisjoint(self._top):
+                return True
+        siblings = self._siblings(path)
+        if not siblings or not any(name in text for name in siblings):
             return False
-        return any(imported.qualified.split(".")[0] in self._top for imported in scan_imports(text, ""))
+        if heads is None:
+            heads = {imported.qualified.split(".")[0] for imported in scan_imports(text, "")}
+        return not heads.isdisjoint(siblings)
+
+    def _siblings(self, path: Path | None) -> frozenset[str]:
+        """The modules beside ``path`` that it can import by name when it runs as a script (its
+        directory is first on ``sys.path``): one listing per directory."""
+        if path is None:
+            return frozenset()
+        directory = os.path.dirname(os.path.abspath(path))
+        names = self._beside.get(directory)
+        if names is None:
+            found = set()
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        stem = entry.name.removesuffix(".py")
+                        if stem.isidentifier() and (entry.name.endswith(".py") or entry.is_dir()):
+                            found.add(stem)
+            except OSError:
+                pass
+            found.discard(os.path.basename(str(path)).removesuffix(".py"))
+            names = self._beside[directory] = frozenset(found)
+        return names
 
     def _build(self) -> ProjectIndex:
         index = ProjectIndex(Path(self.root), tuple(self.settings.src), self.extra, self.settings)
