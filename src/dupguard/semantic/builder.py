@@ -29,6 +29,7 @@ from .model import (
     Loop,
     Model,
     TryFrame,
+    is_literal,
     string_value,
 )
 from .nodes import LEAVING, dotted
@@ -458,7 +459,7 @@ class ModelBuilder(Walker):
     def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
         if key not in SESSION_KEYS:
             return
-        literal = type(value) in _LITERAL_KEYS
+        literal = is_literal(value)
         if not literal and type(value) not in _NAMED_KEYS:
             return
         (self.model.constant_keys if literal else self.model.key_values).append(
@@ -555,9 +556,11 @@ def _target_names(node: cst.CSTNode) -> list[str]:
     return []
 
 
-_LITERAL_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.SimpleString, cst.Integer, cst.ConcatenatedString})
-# key values that may still be constants: a name, an attribute, an f-string (DUP103 resolves them)
-_NAMED_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.Name, cst.Attribute, cst.FormattedString})
+# key values that may still be constants: a name, an attribute, an f-string, strings concatenated
+# with an f-string among them (DUP103 resolves them; ``is_literal`` says which keys are literals)
+_NAMED_KEYS: frozenset[type[cst.CSTNode]] = frozenset(
+    {cst.Name, cst.Attribute, cst.FormattedString, cst.ConcatenatedString}
+)
 _EXITS_OR_CONTINUE: frozenset[type[cst.CSTNode]] = LEAVING | {cst.Continue}
 
 

@@ -647,7 +647,11 @@ _STRANDS = (
         source="strands/agent/agent.py",
         why="keeps self.messages (and self.state) on the agent and appends every turn; a second "
         "concurrent call raises ConcurrencyException by default "
-        "(concurrent_invocation_mode='throw'), so sharing fails rather than deduplicates.",
+        "(concurrent_invocation_mode='throw'), so sharing fails rather than deduplicates. "
+        "__call__, invoke_async and stream_async take **kwargs and merge them into that call's "
+        "invocation_state (stream_async: merged_state.update(kwargs)); the conversation is "
+        "self.messages, keyed by nothing a call passes (the agent's session_id comes from its "
+        "session_manager), so session_id= there is per-call data, not a conversation key.",
         run_methods=(
             "__call__",
             "invoke_async",
@@ -656,6 +660,7 @@ _STRANDS = (
             "structured_output_async",
         ),
         tools_kwargs=("tools",),
+        unkeyed_run_kwargs=("session_id", "thread_id", "conversation_id", "chat_store_key"),
     ),
     Entry(
         names=(

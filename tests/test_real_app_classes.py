@@ -1,0 +1,100 @@
+"""Classes of misses and false positives seen on the real-application set (bench/real-apps.md),
+one test each, with the counterpart that must still be reported so that no case passes by going
+blind. Each module is written for the test in the shape the cited application had (repository,
+path and commit from bench/real-apps/repos-*.toml); none is copied.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from dupguard.config import Settings
+from dupguard.pipeline import lint_text
+
+
+def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
+    settings = Settings()
+    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
+    return sorted((d.row, d.code) for d in found)
+
+
+# ------------------------------------------------------------------------------ DUP103
+
+
+GRAPH_ROUTE = """\
+    from uuid import uuid4
+
+    from fastapi import FastAPI
+    from langgraph.checkpoint.memory import MemorySaver
+    from langgraph.prebuilt import create_react_agent
+
+    app = FastAPI()
+    graph = create_react_agent("openai:gpt-4o-mini", tools=[], checkpointer=MemorySaver())
+    NAME = "helper"
+
+
+    @app.post("/chat")
+    async def chat(text: str):
+        key = (
+            f"{{NAME}}"
+            {second}
+        )
+        return await graph.ainvoke({{"messages": [("user", text)]}}, {{"configurable": {{"thread_id": key}}}})
+    """
+
+
+def test_adjacent_fstrings_with_a_call_are_a_key_per_request() -> None:
+    """eshulman2/MeetingActions src/shared/base/base_agent_server.py (0f6d98f): the session id is
+    two adjacent f-strings, the second holding ``uuid4()``; Python joins them into one f-string, a
+    new id per call. Adjacent strings were read as one literal."""
+    assert _codes(GRAPH_ROUTE.format(second='f"-chat-{uuid4()}"')) == []
+
+
+def test_adjacent_fstrings_with_only_constants_are_still_constant() -> None:
+    """The counterpart: the same key made only of a module constant and text is one thread for
+    every request (issue 14, class 3: "an f-string with no per-request part")."""
+    assert _codes(GRAPH_ROUTE.format(second='"-chat"')) == [(18, "DUP103")]
+
+
+STRANDS_ROUTE = """\
+    from fastapi import FastAPI
+    from strands import Agent
+
+    app = FastAPI()
+
+
+    @app.post("/v1/chat/completions")
+    async def completions(body: dict):
+        agent = Agent(system_prompt="Answer briefly.")
+        return {{"text": str({run})}}
+    """
+
+
+def test_strands_run_keyword_named_session_id_is_no_conversation_key() -> None:
+    """klogins-hash/strands-agent-api main.py (f3815fb): ``agent(prompt, session_id="openai-compat")``.
+    Strands 1.62 ``Agent.__call__``/``invoke_async``/``stream_async`` put unknown keywords into that
+    call's invocation_state; the conversation is the agent's own ``messages`` (catalog
+    ``unkeyed_run_kwargs``, strands/agent/agent.py)."""
+    assert _codes(STRANDS_ROUTE.format(run='agent(body["q"], session_id="openai-compat")')) == []
+    assert _codes(STRANDS_ROUTE.format(run='await agent.invoke_async(body["q"], session_id="web")')) == []
+
+
+def test_a_session_manager_keyed_by_a_constant_is_still_reported() -> None:
+    """The counterpart: Strands' ``FileSessionManager(session_id=...)`` is keyed by its session id
+    (strands/session/file_session_manager.py); a constant one, built per request, is one stored
+    conversation for everyone."""
+    source = """\
+        from fastapi import FastAPI
+        from strands import Agent
+        from strands.session import FileSessionManager
+
+        app = FastAPI()
+
+
+        @app.post("/chat")
+        async def chat(body: dict):
+            manager = FileSessionManager(session_id="openai-compat", storage_dir="/tmp/sessions")
+            agent = Agent(session_manager=manager)
+            return str(agent(body["q"]))
+        """
+    assert _codes(source) == [(10, "DUP103")]
