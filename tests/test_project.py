@@ -1129,3 +1129,55 @@ def test_the_import_roots_win_over_a_scripts_directory(tmp_path: Path) -> None:
     )
     assert _codes(found) == [("brain.py", 4, "DUP102"), ("web/app.py", 10, "DUP102")]
     assert "brain.py:4" in found[1][3]
+
+
+# ----------------------------------------------------------------------------- CrewAI members
+
+
+CREW_RUNNER = """\
+from crewai import Crew, Task
+
+from agents.planner import planner
+
+
+def run_crew(request: str):
+    plan = Task(description=request, expected_output="a plan", agent=planner)
+    crew = Crew(agents=[planner], tasks=[plan])
+    return crew.kickoff()
+"""
+
+
+def test_agent_of_another_module_run_by_per_request_crews(tmp_path: Path) -> None:
+    """Midhun-12345678/Multi-Agentic-AI-System@135ff0e3978d64a0858c88dc514abaf3b22d68be: each
+    agents/*.py binds one CrewAI ``Agent``; crew.py's ``run_crew`` puts them into a new ``Task``
+    and ``Crew`` per call, and main.py's route calls it. A crew's run re-targets each member
+    agent's one executor (catalog ``member_of``), so the agent is reported where it is built."""
+    found = _lint(
+        tmp_path,
+        {
+            "agents/__init__.py": "",
+            "agents/planner.py": 'from crewai import Agent\n\nplanner = Agent(role="r", goal="g", backstory="b")\n',
+            "crew.py": CREW_RUNNER,
+            "main.py": ROUTE.format(imports="from crew import run_crew", body="run_crew(question)"),
+        },
+    )
+    assert _codes(found) == [("agents/planner.py", 3, "DUP101")]
+    assert "run per request by `run_crew` at crew.py:" in found[0][3]
+
+
+def test_agent_of_another_module_run_alone_is_not_shared_state(tmp_path: Path) -> None:
+    """The counterpart: ``planner.kickoff(...)`` on its own builds a fresh executor per call
+    (crewai ``Agent._prepare_kickoff``); with no crew around it nothing is reported."""
+    runner = (
+        "from agents.planner import planner\n\n\ndef run_crew(request: str):\n    return planner.kickoff(request)\n"
+    )
+    found = _lint(
+        tmp_path,
+        {
+            "agents/__init__.py": "",
+            "agents/planner.py": 'from crewai import Agent\n\nplanner = Agent(role="r", goal="g", backstory="b")\n',
+            "crew.py": runner,
+            "main.py": ROUTE.format(imports="from crew import run_crew", body="run_crew(question)"),
+        },
+    )
+    assert _codes(found) == []

@@ -98,3 +98,47 @@ def test_a_session_manager_keyed_by_a_constant_is_still_reported() -> None:
             return str(agent(body["q"]))
         """
     assert _codes(source) == [(10, "DUP103")]
+
+
+# ------------------------------------------------------------------------------ DUP101, CrewAI
+
+
+def test_module_level_crewai_agents_and_tasks_in_a_crew_built_per_request() -> None:
+    """gsbadhan/gen-ai-examples crew-ai/agent-example-002/src/agentflow.py (639f19c): agents and
+    tasks bound at module level, a ``Crew`` over them built and kicked off for every request. The
+    crew re-targets each agent's one executor (crewai agent/core.py ``create_agent_executor``) and
+    writes each task's output and description (crewai/task.py): every module-level member is
+    shared run state (catalog ``member_of``)."""
+    source = """\
+        from crewai import Agent, Crew, Task
+        from flask import Flask, request
+
+        app = Flask(__name__)
+        researcher = Agent(role="r", goal="g", backstory="b")
+        research = Task(description="Research {topic}", expected_output="notes", agent=researcher)
+
+
+        @app.route("/research", methods=["POST"])
+        def run():
+            crew = Crew(agents=[researcher], tasks=[research])
+            return str(crew.kickoff(inputs={"topic": request.json["topic"]}))
+        """
+    assert _codes(source) == [(5, "DUP101"), (6, "DUP101")]
+
+
+def test_crewai_agent_kicked_off_alone_per_request_is_not_reported() -> None:
+    """The counterpart: ``Agent.kickoff()`` builds a fresh executor per call (crewai agent/core.py
+    ``_prepare_kickoff``): a module-level agent run alone keeps nothing between requests."""
+    source = """\
+        from crewai import Agent
+        from flask import Flask, request
+
+        app = Flask(__name__)
+        researcher = Agent(role="r", goal="g", backstory="b")
+
+
+        @app.route("/research", methods=["POST"])
+        def run():
+            return str(researcher.kickoff(request.json["topic"]))
+        """
+    assert _codes(source) == []

@@ -80,6 +80,9 @@ SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries
 AGENT = "agent"
 MEMORY = "memory"
 KEYED = "keyed"  # a store or graph keyed by a session id (checkpointer, compiled graph with one)
+# stateless alone, shared run state inside a container built per request (the catalog's
+# ``member_of``: a CrewAI agent in per-request crews); its facts' ``run_methods`` name the containers
+MEMBER = "member"
 STATEFUL = (AGENT, MEMORY)
 
 STATE = "@state."
@@ -989,20 +992,28 @@ class ProjectIndex:
                     continue
                 target = self._target(record, use)
                 reach(record, f"called per request by `{name}`", line, target, depth + 1, crossed)
-                if crossed and target is not None and target[0] == "bind" and target[1] is not record:
-                    self._object_run(reached, record, name, line, target)
+                if target is not None and target[0] == "bind" and target[1] is not record:
+                    self._object_run(reached, record, name, line, target, crossed)
         return reached
 
     def _object_run(
-        self, reached: dict[str, dict[str, Fact]], record: _File, name: str, line: int, target: tuple
+        self, reached: dict[str, dict[str, Fact]], record: _File, name: str, line: int, target: tuple, crossed: bool
     ) -> None:
         """A module-level agent or memory of another module that a project function reached per
         request (not an entry point itself: a route using an imported agent is reported where it
         uses it) runs: the object's module gets a fact too, so the report lands where the object
         is built (NeoFacturing/backend: app/core/chat.py's ``get_response`` runs the agent of
-        app/core/agent.py, built with the memory of app/core/memory.py). Filed under "@runs.<name>"."""
+        app/core/agent.py, built with the memory of app/core/memory.py). Filed under "@runs.<name>".
+        A member object (``MEMBER``: a CrewAI agent) counts when the function, entry point or not,
+        also builds one of the containers that run it (``Crew(agents=[planner])``): the using
+        module's model cannot see it as shared, so the report is always where it is built."""
         fact = self._fact_of(target)
-        if fact is None or fact.role != OBJECT or fact.kind not in STATEFUL or fact.how != "module":
+        if fact is None or fact.role != OBJECT or fact.how != "module":
+            return
+        if fact.kind == MEMBER:
+            if not self._builds_container(record, name, fact.run_methods):
+                return
+        elif fact.kind not in STATEFUL or not crossed:
             return
         how = f"run per request by `{name}` at {self._where(record, line)}"
         owner, bound = target[1], target[2]
@@ -1011,6 +1022,15 @@ class ProjectIndex:
         if held is not None:
             memory = Fact(PER_REQUEST, MEMORY, fact.holds, f"held by `{bound}` ({fact.where}), {how}")
             reached.setdefault(held[0].module, {}).setdefault(RUNS + held[1], memory)
+
+    def _builds_container(self, record: _File, name: str, containers: Sequence[str]) -> bool:
+        """Does the function ``name`` of ``record`` call one of ``containers`` (qualified names)?"""
+        fn = self._summary(record)["defs"][name]  # type: ignore[index]
+        for use in fn["uses"]:
+            target = self._target(record, use)
+            if target is not None and target[0] == "ext" and target[1] in containers:
+                return True
+        return False
 
     def _held_target(self, record: _File, name: str) -> tuple[_File, str] | None:
         """The module-level memory (its module and name) the agent bound as ``name`` is built with."""
@@ -1405,6 +1425,8 @@ class ProjectIndex:
         built = f"{text}(...)"
         if kind in (Kind.AGENT, Kind.MEMORY):
             return _Produce(kind.value, entry.framework, built, entry.run_methods, where)
+        if kind is Kind.STATELESS and entry.member_of:
+            return _Produce(MEMBER, entry.framework, built, entry.member_of, where)
         if kind is Kind.STATELESS and entry.session_kwargs:
             if any(part in qualified for part in NEEDS_CHECKPOINTER) and "checkpointer" not in kwargs:
                 return None

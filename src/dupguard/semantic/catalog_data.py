@@ -1043,6 +1043,7 @@ _CREWAI = (
         "for two requests at once swaps their inputs.",
         run_methods=("execute_sync", "execute_async", "aexecute_sync"),
         tools_kwargs=("tools",),
+        member_of=("crewai.Crew", "crewai.crew.Crew"),
     ),
     Entry(
         names=("crewai.Agent", "crewai.agent.Agent", "crewai.agent.core.Agent"),
@@ -1052,10 +1053,16 @@ _CREWAI = (
         source="crewai/agent/core.py",
         why="Agent.kickoff() builds a fresh executor per call (_prepare_kickoff) and keeps no "
         "messages; with memory= it saves every result into that memory "
-        "(_save_kickoff_to_memory), and crews rewrite its role/goal on kickoff.",
+        "(_save_kickoff_to_memory), and crews rewrite its role/goal on kickoff. Run by a crew "
+        "(a Task's agent=, a Crew's agents=), execute_task calls create_agent_executor, which "
+        "keeps one self.agent_executor per agent and re-targets it in place for each task "
+        "(_update_executor_parameters sets its task, tools, prompt and stop words) and sets "
+        "agent.crew: two crews built per request around one module-level agent run on each "
+        "other's task.",
         run_methods=("kickoff", "kickoff_async", "akickoff"),
         stateful_if_kwargs=("memory",),
         tools_kwargs=("tools",),
+        member_of=("crewai.Crew", "crewai.crew.Crew", "crewai.Task", "crewai.task.Task"),
     ),
     Entry(
         names=("crewai.tools.tool", "crewai.tools.base_tool.tool"),

@@ -19,7 +19,7 @@ from .guards import serialised
 from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
 from .model import Arg, Binding, Call, Function, Model, analysis, fact_entry
-from .nodes import descendants
+from .nodes import descendants, dotted
 
 if TYPE_CHECKING:
     from ..project import Fact
@@ -65,6 +65,11 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         if b.in_main or b.value_call is None:
             continue
         kind, entry = model.kind_of_expr_call(b.value_call)
+        if kind is Kind.STATELESS and entry is not None and entry.member_of and b.scope == "module":
+            if not per_session:  # stateless alone; shared run state inside per-request containers
+                shared_bindings.add(id(b))
+                yield Shared(b.target, b.statement, Kind.AGENT, entry, binding=b)
+            continue
         if kind not in stateful:
             if b.scope == "module" and not per_session and b.value_call.func in model.classes:
                 wrapper = run_state_entry(model, b.value_call.func)
@@ -271,11 +276,31 @@ def _unshadowed(model: Model, fn: Function | None, head: str) -> bool:
     return model.module_binding(head) is None
 
 
+def _member_texts(call: Call) -> list[str]:
+    """The names among ``call``'s arguments, list and tuple elements included
+    (``Crew(agents=[planner, writer])``)."""
+    texts = []
+    for arg in call.args:
+        if arg.dotted:
+            texts.append(arg.dotted)
+        elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:
+            texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
+    return texts
+
+
 def _texts(call: Call, shared: Shared) -> list[str]:
     """The expressions in ``call`` that could be the shared object being run or mutated."""
     entry = shared.entry
+    if entry is not None and entry.member_of:
+        # handed to a container that runs it (the catalog's ``member_of``): building the container
+        # per request is the use; an object stateless on its own has no other
+        members = _member_texts(call) if call.callee in entry.member_of else []
+        if entry.kind is Kind.STATELESS:
+            return members
+    else:
+        members = []
     run_methods = set(entry.run_methods) if entry is not None else set(USER_RUN_METHODS)
-    texts = []
+    texts = members
     if call.receiver and (shared.kind is Kind.MEMORY or call.method in run_methods):
         texts.append(call.receiver)
     if call.func and "__call__" in run_methods:
@@ -452,6 +477,8 @@ def _uses_by_key(model: Model) -> dict[str, list[Call]]:
                 head = arg.dotted.rpartition(".")[0]
                 if head:
                     texts.append(head)
+            elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:  # ``Crew(agents=[a, b])``
+                texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
         keys: set[str] = set()
         for text in texts:
             keys |= _keys(model, call, text)
