@@ -7,9 +7,11 @@ path and commit from bench/real-apps/repos-*.toml); none is copied.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from dupguard.config import Settings
 from dupguard.pipeline import lint_text
+from linthelpers import run_cli
 
 
 def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
@@ -142,3 +144,38 @@ def test_crewai_agent_kicked_off_alone_per_request_is_not_reported() -> None:
             return str(researcher.kickoff(request.json["topic"]))
         """
     assert _codes(source) == []
+
+
+# ------------------------------------------------------------------------------ test-module policy
+
+
+_EMAIL_CREW = """\
+import requests
+from crewai import Agent, Crew, Task
+from crewai.tools import tool
+
+
+@tool("Send email")
+def send_email(to: str, body: str) -> str:
+    \"\"\"Send an email.\"\"\"
+    return requests.post("https://mail.example.com/send", json={"to": to, "body": body}, timeout=10).text
+
+
+mailer = Agent(role="mailer", goal="send the report", backstory="b", tools=[send_email])
+job = Task(description="Mail the report to {to}", expected_output="sent", agent=mailer)
+print(Crew(agents=[mailer], tasks=[job]).kickoff(inputs={"to": "someone@example.com"}))
+"""
+
+
+def test_a_script_named_like_a_test_is_linted(tmp_path: Path) -> None:
+    """janduplessis883/crewai-research crewai_r/send_email_singe_agent_test.py (949ab9c): a script
+    that kicks off a crew sending an email, named ``*_test.py`` but holding no test and importing
+    no test framework. Only a test module is left out; this one is linted (DUP507: CrewAI's
+    default agent retries re-send the email)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dupguard]\n")
+    (tmp_path / "send_report_test.py").write_text(_EMAIL_CREW)
+    (tmp_path / "test_send_report.py").write_text(_EMAIL_CREW + "\n\ndef test_sends():\n    assert True\n")
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    reported = {line.split(":")[0] for line in proc.stdout.decode().splitlines() if ": DUP" in line}
+    # the real test module (a test function) stays out
+    assert reported == {"send_report_test.py"}, (proc.stdout + proc.stderr).decode()
