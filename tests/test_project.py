@@ -1116,6 +1116,24 @@ def test_script_imports_a_sibling_package_module(tmp_path: Path) -> None:
     assert _codes(found) == [("examples/space/app.py", 10, "DUP102"), ("examples/space/brains/core.py", 4, "DUP102")]
 
 
+def test_subproject_with_its_own_src_layout(tmp_path: Path) -> None:
+    """hubenschmidt/openai-agents-sdk-react@1bcf69fceb7395e5190ae3ba0768fa12da3b8072: the service in
+    ``modules/agent/`` has its own ``src/`` layout, and ``src/agent/orchestrator.py`` imports
+    ``agent.workers``: the package in the directory above it, which only that sub-project's
+    ``src/`` puts on the path. Here the sub-project's directory has a hyphen (no module name from
+    the repository's roots) and the route imports the module that holds the shared memory."""
+    found = _lint(
+        tmp_path,
+        {
+            "services/bot-api/pyproject.toml": "[project]\nname = 'bot'\n",
+            "services/bot-api/src/bot/__init__.py": "",
+            "services/bot-api/src/bot/brain.py": AGENT_MODULE,
+            "services/bot-api/src/bot/routes.py": FLASK_SCRIPT.format(module="bot.brain"),
+        },
+    )
+    assert ("services/bot-api/src/bot/brain.py", 4, "DUP102") in _codes(found)
+
+
 def test_the_import_roots_win_over_a_scripts_directory(tmp_path: Path) -> None:
     """Issue 14 ("the import roots from config"): when a root holds the name a script imports,
     the root's module is meant (an application run as a package), not a same-named file beside it."""

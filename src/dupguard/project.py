@@ -706,39 +706,65 @@ class ProjectIndex:
         Such a file runs as a script, ``python src/app.py``: Python puts the script's directory
         first on ``sys.path`` (docs.python.org, "The initialization of the sys.path module search
         path"), so ``from agentflow import perform`` there names its sibling. Each directory gets a
-        name of its own that no source can write (``_dir<hash>``): the same module name in two
+        name of its own that no source can write (:meth:`_prefix`): the same module name in two
         sub-projects of one tree (an examples monorepo) stays two modules. The file is also named
         under its parent directory's name (``tools.search`` for ``src/tools/search.py``), for a
         script that imports a package of its own directory."""
-        import hashlib
-
         directory, _, filename = path.rpartition(os.sep)
         stem = filename.rpartition(".")[0] or filename
-
-        def tag(folder: str) -> str:
-            rel = folder[len(str(self.root)) :]
-            return "_dir" + hashlib.blake2b(rel.encode(), digest_size=6).hexdigest()  # _DIR_TAG
-
+        parent, _, name = directory.rpartition(os.sep)
+        under_parent = name.isidentifier() and parent.startswith(str(self.root))
         if stem == "__init__":
-            return [(tag(directory), True)]
+            return [(self._tag(directory), True), *([(f"{self._tag(parent)}.{name}", True)] if under_parent else [])]
         if not stem.isidentifier():
             return []
-        out = [(f"{tag(directory)}.{stem}", False)]
-        parent, _, name = directory.rpartition(os.sep)
-        if name.isidentifier() and parent.startswith(str(self.root)):
-            out.append((f"{tag(parent)}.{name}.{stem}", False))
+        out = [(f"{self._tag(directory)}.{stem}", False)]
+        if under_parent:
+            out.append((f"{self._tag(parent)}.{name}.{stem}", False))
         return out
 
-    def scoped(self, package: str, qualified: str) -> str:
-        """``qualified``, an absolute import written in a module of ``package``, as the index names
-        it: a top-level name no import root holds but the importing file's own directory does
-        (the script's directory is first on ``sys.path``, see :meth:`_script_names`) is that
-        sibling; anything else is unchanged. The import roots win when both hold the name."""
+    def _tag(self, directory: str) -> str:
+        import hashlib
+
+        rel = directory[len(str(self.root)) :]
+        return "_dir" + hashlib.blake2b(rel.encode(), digest_size=6).hexdigest()  # _DIR_TAG
+
+    def _prefix(self, directory: str) -> str:
+        """The module-name prefix of the modules in ``directory``: its dotted path under the project
+        root when every part is an identifier (``app.core``; "" for the root itself), else its tag."""
+        key = ("prefix", directory)
+        if key not in self._memo:
+            rel = directory[len(str(self.root)) + 1 :] if directory != str(self.root) else ""
+            parts = rel.split(os.sep) if rel else []
+            identifiers = all(part.isidentifier() for part in parts)
+            self._memo[key] = ".".join(parts) if identifiers else self._tag(directory)
+        return self._memo[key]
+
+    def scoped(self, directory: str | None, qualified: str) -> str:
+        """``qualified``, an absolute import written in a file of ``directory``, as the index names
+        it. A top-level name the import roots hold is theirs; another is looked up in the file's
+        own directory (a script's directory is first on ``sys.path``, see :meth:`_script_names`),
+        then in each directory above it, nearest first: a sub-project run from its own root or
+        with its own ``src/`` on the path (``modules/agent/src/agent/orchestrator.py`` imports
+        ``agent.workers``, which is ``modules/agent/src/agent/workers/``). Unresolved: unchanged."""
         head = qualified.partition(".")[0]
-        if not package or head in self._top_names():
+        if directory is None or head in self._top_names():
             return qualified
-        local = f"{package}.{qualified}"
-        return local if f"{package}.{head}" in self.modules else qualified
+        key = ("scope", directory, head)
+        if key not in self._memo:
+            found = None
+            root = str(self.root)
+            current = directory
+            while current.startswith(root) and found is None:
+                prefix = self._prefix(current)
+                if prefix and f"{prefix}.{head}" in self.modules:
+                    found = prefix
+                if current == root:
+                    break
+                current = os.path.dirname(current)
+            self._memo[key] = found
+        prefix = self._memo[key]
+        return f"{prefix}.{qualified}" if prefix else qualified
 
     def _read(self, record: _File) -> str | None:
         """The file's text, or None: a FIFO, socket or device in the tree is never opened for
@@ -841,7 +867,7 @@ class ProjectIndex:
                     except (TypeError, ValueError):  # a damaged cache entry
                         continue
                     if base is not None and not level:
-                        base = self.scoped(other.package, base)
+                        base = self.scoped(os.path.dirname(other.path), base)
                     if base is None or base.split(".")[0] not in self._top_names():
                         continue
                     for target in (base, *(f"{base}.{n}" for n in names if isinstance(n, str))):
@@ -893,10 +919,11 @@ class ProjectIndex:
         record = self._record(path)
         package = record.package if record is not None else ""
         module = record.module if record is not None else ""
+        directory = os.path.dirname(os.path.abspath(path)) if path is not None else None
         facts: dict[str, Fact] = {}
         constants: list[tuple[str, _File, list[str]]] = []
-        for imported in scan_imports(text, package) if self._may_import_project(text, path) else ():
-            qualified = self.scoped(package, imported.qualified)
+        for imported in scan_imports(text, package) if self._may_import_project(text, directory) else ():
+            qualified = self.scoped(directory, imported.qualified)
             found = self._split(qualified)
             if found is None:
                 continue
@@ -1133,17 +1160,27 @@ class ProjectIndex:
             self._top_re = _words(frozenset(name for name in self._top if not _DIR_TAG.match(name)))
         return self._top
 
-    def _may_import_project(self, text: str, path: Path | None = None) -> bool:
+    def _may_import_project(self, text: str, directory: str | None = None) -> bool:
         """A relative import, the name of one of the project's top-level modules, or of a module
-        beside the file (a script's directory is on ``sys.path``) in the text: substring tests
+        in the file's directory or one above it (:meth:`scoped`) in the text: substring tests
         that spare most files of a tree of unrelated scripts the import scan."""
         if "from" in text and _RELATIVE.search("\n" + text) is not None:
             return True
         self._top_names()
         if self._top_re is not None and self._top_re.search(text) is not None:
             return True
-        siblings = self._local_names.get(os.path.dirname(os.path.abspath(path))) if path is not None else None
-        return bool(siblings) and any(name in text for name in siblings)  # type: ignore[union-attr]
+        return directory is not None and any(name in text for name in self._visible(directory))
+
+    def _visible(self, directory: str) -> frozenset[str]:
+        """The module names of ``directory`` and of every directory above it in the project."""
+        key = ("visible", directory)
+        if key not in self._memo:
+            names = set(self._local_names.get(directory, ()))
+            parent = os.path.dirname(directory)
+            if directory != str(self.root) and parent != directory and parent.startswith(str(self.root)):
+                names |= self._visible(parent)
+            self._memo[key] = frozenset(names)
+        return self._memo[key]
 
     def _add(self, facts: dict[str, Fact], key: str, qualified: str, record: _File, rest: list[str]) -> None:
         """The facts about ``qualified`` (as the index names it), filed under ``key`` (the name
@@ -1241,7 +1278,7 @@ class ProjectIndex:
         if base is None:
             return None
         if not level:
-            base = self.scoped(record.package, base)
+            base = self.scoped(os.path.dirname(record.path), base)
         qualified = f"{base}.{name}" if name else base
         return self._lookup(f"{qualified}.{rest}" if rest else qualified, depth + 1)
 
