@@ -724,6 +724,61 @@ def test_constant_thread_on_a_checkpointer_made_for_the_request_is_fine(tmp_path
     assert _codes(found) == [("app.py", 26, "DUP103")]
 
 
+def test_constant_thread_in_a_config_helper_of_another_module(tmp_path: Path) -> None:
+    """lenaar/financial-ai-agent@63389a34effbd2bd2463ed3565be14d9a8858ce1: memory.py's
+    ``get_thread_config()`` returns a config with a constant thread id; the Streamlit page opens a
+    new in-memory checkpointer for every press and runs the graph with that config. The helper
+    hands its key back; the store it keys is the caller's, so the helper is not reported. The
+    counterpart: a helper of another module that runs the graph itself with the constant key, on a
+    module-level checkpointer, is reported."""
+    page = """\
+        import streamlit as st
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import StateGraph
+
+        from settings import thread_config
+
+        builder = StateGraph(dict)
+
+
+        def main():
+            if st.button("Start"):
+                with SqliteSaver.from_conn_string(":memory:") as saver:
+                    config = thread_config()
+                    st.write(builder.compile(checkpointer=saver).invoke({"q": 1}, config))
+
+
+        if __name__ == "__main__":
+            main()
+        """
+    helper = """\
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+
+        def saver():
+            return SqliteSaver.from_conn_string(":memory:")
+
+
+        def thread_config():
+            return {"configurable": {"thread_id": 1}}
+        """
+    found = _lint(tmp_path, {"page.py": page, "settings.py": helper})
+    assert _codes(found) == []
+
+    runner = """\
+        from langgraph.checkpoint.memory import MemorySaver
+        from langgraph.graph import StateGraph
+
+        graph = StateGraph(dict).compile(checkpointer=MemorySaver())
+
+
+        def thread_config():
+            return graph.invoke({"q": 1}, {"configurable": {"thread_id": 1}})
+        """
+    found = _lint(tmp_path, {"settings.py": runner})
+    assert _codes(found) == [("settings.py", 8, "DUP103")]
+
+
 # ----------------------------------------------------------------------------- front ends
 
 

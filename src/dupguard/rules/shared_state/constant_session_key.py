@@ -55,7 +55,11 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
             yield key, None
             continue
         if key.function is not None:
-            if model.is_concurrent_context(key.function) and not _per_run_store(model, key):
+            if (
+                model.is_concurrent_context(key.function)
+                and not _per_run_store(model, key)
+                and not _handed_to_another_module(model, key)
+            ):
                 yield key, None
             continue
         if key.in_main:
@@ -235,6 +239,21 @@ def _consumers(model: Model, key: ConstantKey) -> list[Call]:
                 if call.function is key.function and any(arg.dotted == b.target for arg in call.args):
                     out.append(call)
     return out
+
+
+def _handed_to_another_module(model: Model, key: ConstantKey) -> bool:
+    """A config helper: the key is given to no call here (the function returns or stores the
+    config) and the function runs per request only because another module's per-request code
+    calls it (the project index's ``@called`` fact). Whether the key is shared depends on the
+    store that caller hands it to, which this file cannot see: a checkpointer the caller opens for
+    one run (``with SqliteSaver.from_conn_string(":memory:")``) keys nothing another request
+    reaches (lenaar/financial-ai-agent memory.py ``get_thread_config``, 63389a3). Not reported."""
+    fn = key.function
+    if fn is None or model.project is None or model.project.called(fn.name) is None:
+        return False
+    if fn.decorators or fn.reached_from & {ep.HANDLER, ep.WORKER}:
+        return False  # per request on this file's own evidence too
+    return not _consumers(model, key)
 
 
 def _per_run_store(model: Model, key: ConstantKey) -> bool:
