@@ -179,3 +179,51 @@ def test_a_script_named_like_a_test_is_linted(tmp_path: Path) -> None:
     reported = {line.split(":")[0] for line in proc.stdout.decode().splitlines() if ": DUP" in line}
     # the real test module (a test function) stays out
     assert reported == {"send_report_test.py"}, (proc.stdout + proc.stderr).decode()
+
+
+# ------------------------------------------------------------------------------ Gradio closures
+
+
+_BLOCKS_BUILDER = """\
+    import gradio as gr
+    from smolagents import InferenceClientModel, ToolCallingAgent
+    {module_level}
+
+    def build_ui():
+        {builder_level}
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            out = gr.Textbox()
+            send = gr.Button("Send")
+
+            def respond(message):
+                {handler_level}
+                return str(agent.run(message))
+
+            box.submit(respond, [box], [out])
+            send.click(respond, [box], [out])
+        return demo
+
+
+    if __name__ == "__main__":
+        build_ui().launch()
+    """
+_AGENT = "agent = ToolCallingAgent(tools=[], model=InferenceClientModel())"
+
+
+def test_agent_built_by_a_blocks_builder_and_closed_over_by_its_listeners() -> None:
+    """juliensimon/smolagents-mcp-demo client/code_client/client.py (f49090f): the function that
+    builds the Blocks UI builds the agent once; the listeners it defines and registers
+    (``msg.submit(respond, ...)``, ``submit_btn.click(respond, ...)``: two queues) run it for every
+    visitor. Gradio's listeners run per request (hosts.py) even when defined inside the builder,
+    and their bodies do not run inside its ``with gr.Blocks()``."""
+    found = _codes(_BLOCKS_BUILDER.format(module_level="", builder_level=_AGENT, handler_level="pass"))
+    assert found == [(6, "DUP101")]
+    # the same agent at module level, used by the nested listeners, is reported too
+    found = _codes(_BLOCKS_BUILDER.format(module_level=_AGENT, builder_level="pass", handler_level="pass"))
+    assert found == [(3, "DUP101")]
+
+
+def test_agent_built_by_each_listener_run_is_not_shared() -> None:
+    """The counterpart: the listener builds its own agent for every event."""
+    assert _codes(_BLOCKS_BUILDER.format(module_level="", builder_level="pass", handler_level=_AGENT)) == []

@@ -62,6 +62,7 @@ class ModelBuilder(Walker):
         self._functions: list[Function] = []
         self._loops: list[Loop] = []
         self._withs: list[str] = []
+        self._outer_withs: list[list[str]] = []  # the enclosing functions' ``_withs``
         self._trys: list[TryFrame] = []
         self._calls: list[Call] = []
         self._suites: list[list[Any]] = []  # [suite id, {id(stmt): index}, current index]
@@ -244,10 +245,15 @@ class ModelBuilder(Walker):
         fn = next(f for f in reversed(self.model.functions) if f.node is node)
         self._functions.append(fn)
         self._scopes.append(("function", None))
+        # the body runs when the function is called, not inside the ``with`` around its ``def``
+        # (``with gr.Blocks() as demo: def respond(...)``, ``with lock: def later(...)``)
+        self._outer_withs.append(self._withs)
+        self._withs = []
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self._functions.pop()
         self._scopes.pop()
+        self._withs = self._outer_withs.pop()
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leave_statement()

@@ -97,6 +97,8 @@ def shared_objects(model: Model) -> Iterator[Shared]:
             and b.class_name in instantiated_once
         ):
             yield Shared(b.target, b.statement, kind, entry, binding=b, owner_class=b.class_name)
+        elif b.scope == "function" and "." not in b.target and _closed_over_by_handlers(model, b):
+            yield Shared(b.target, b.statement, kind, entry, binding=b)
     for fn in model.functions:
         if not any(process_cache(d) for d in fn.decorators):
             continue
@@ -111,6 +113,19 @@ def shared_objects(model: Model) -> Iterator[Shared]:
                 break
     if model.project is not None:
         yield from _from_project(model, shared_bindings)
+
+
+def _closed_over_by_handlers(model: Model, b: Binding) -> bool:
+    """A local of a function that runs once (not per request: a Gradio Blocks builder, an app
+    factory) that functions defined inside it, run per request, close over: every run of those
+    handlers uses the one object (hosts.py, Gradio: "objects the event functions close over")."""
+    owner = b.function
+    if owner is None or model.is_concurrent_context(owner) or owner.contexts:
+        return False
+    return any(
+        fn.parent is owner and b.target not in fn.local_names and model.is_concurrent_context(fn)
+        for fn in model.functions
+    )
 
 
 # In-place changes of a list-like attribute (``self.messages.append(turn)``): the run's state

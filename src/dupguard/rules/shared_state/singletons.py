@@ -55,6 +55,8 @@ def _where(shared: Shared) -> str:
         return "bound on the class"
     if shared.binding is not None and ".state." in f".{shared.binding.target}":
         return "stored on the application state"
+    if shared.binding is not None and shared.binding.scope == "function" and shared.binding.function is not None:
+        return f"built once by `{shared.binding.function.name}` for the handlers defined in it"
     return "bound at module level"
 
 
@@ -88,11 +90,14 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         assert shared.report_node is not None  # bound in this file
         called = model.project.called(where) if model.project is not None and first.function else None
         caller = f", which is {called.built} at {called.where}" if called is not None else ""
+        binding = shared.binding
+        closure = binding is not None and binding.scope == "function" and "." not in binding.target
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
             f"used{via} in `{where}` (line {ctx.line(first.node)}){caller}{more}; {advice}",
-            fix=ctx.fix(shared),
+            # the codemod moves a module-level binding into the handler; a closure's is the builder's
+            fix=FixProposal.refuse("closed over by handlers: build it in each handler") if closure else ctx.fix(shared),
         )
 
 
