@@ -227,3 +227,41 @@ def test_agent_built_by_a_blocks_builder_and_closed_over_by_its_listeners() -> N
 def test_agent_built_by_each_listener_run_is_not_shared() -> None:
     """The counterpart: the listener builds its own agent for every event."""
     assert _codes(_BLOCKS_BUILDER.format(module_level="", builder_level="pass", handler_level=_AGENT)) == []
+
+
+def test_agent_held_by_a_client_object_the_builder_makes_once() -> None:
+    """juliensimon/smolagents-mcp-demo client/code_client/client.py:147, 314, 396 (f49090f): the
+    builder makes one ``MultiServerMCPClient`` whose ``setup_agent`` (called by ``__init__``) sets
+    ``self.agent``; the listeners run ``client.agent.run(...)``. Reported where the agent is set."""
+    source = """\
+        import gradio as gr
+        from smolagents import InferenceClientModel, ToolCallingAgent
+
+
+        class Client:
+            def __init__(self):
+                self.agent = None
+                self.setup()
+
+            def setup(self):
+                self.agent = ToolCallingAgent(tools=[], model=InferenceClientModel())
+
+
+        def build_ui():
+            client = Client()
+            with gr.Blocks() as demo:
+                box = gr.Textbox()
+
+                def respond(message):
+                    return str(client.agent.run(message))
+
+                box.submit(respond, [box], [box])
+            return demo
+        """
+    assert _codes(source) == [(11, "DUP101")]
+    # the counterpart: a client made by each event is the event's own
+    per_event = source.replace("            client = Client()\n", "").replace(
+        "                    return str(client",
+        "                    client = Client()\n                    return str(client",
+    )
+    assert _codes(per_event) == []

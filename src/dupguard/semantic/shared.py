@@ -42,6 +42,9 @@ class Shared:
     fact: Fact | None = None
     name: str = ""
     through: str = ""  # a memory reached through the agent built with it (``fact.holds``)
+    # the shared instance of a project class whose method set ``binding`` (``self.agent = ...``):
+    # the object is reached from outside the class as ``<holder>.agent``
+    holder: Binding | None = None
 
     @property
     def factory_name(self) -> str | None:
@@ -99,6 +102,7 @@ def shared_objects(model: Model) -> Iterator[Shared]:
             yield Shared(b.target, b.statement, kind, entry, binding=b, owner_class=b.class_name)
         elif b.scope == "function" and "." not in b.target and _closed_over_by_handlers(model, b):
             yield Shared(b.target, b.statement, kind, entry, binding=b)
+    yield from _held_by_shared_instances(model, per_session)
     for fn in model.functions:
         if not any(process_cache(d) for d in fn.decorators):
             continue
@@ -113,6 +117,36 @@ def shared_objects(model: Model) -> Iterator[Shared]:
                 break
     if model.project is not None:
         yield from _from_project(model, shared_bindings)
+
+
+def _held_by_shared_instances(model: Model, per_session: bool) -> Iterator[Shared]:
+    """``client.agent`` where ``client = Client()`` (a class of this file) is bound once, at module
+    level or by a builder whose handlers close over it, and a method of ``Client`` sets
+    ``self.agent`` to a stateful agent or memory (juliensimon/smolagents-mcp-demo: the Blocks
+    builder's ``MultiServerMCPClient`` builds its ``ToolCallingAgent`` in ``setup_agent``). Reported
+    where the attribute is set; used as ``client.agent`` from per-request code."""
+    held: dict[str, list[tuple[Binding, Kind, Entry | None]]] = {}
+    for b in model.bindings:
+        if b.scope != "function" or b.value_call is None or not b.class_name or b.function is None:
+            continue
+        if b.function.class_name != b.class_name or b.target.count(".") != 1 or not b.target.startswith("self."):
+            continue
+        kind, entry = model.kind_of_expr_call(b.value_call)
+        if kind in (Kind.AGENT, Kind.MEMORY):
+            held.setdefault(b.class_name, []).append((b, kind, entry))
+    if not held:
+        return
+    for b in model.bindings:
+        if b.value_call is None or b.value_call.func not in held or "." in b.target or b.in_main:
+            continue
+        once = (b.scope == "module" and not per_session) or (
+            b.scope == "function" and _closed_over_by_handlers(model, b)
+        )
+        if not once:
+            continue
+        for attr, kind, entry in held[b.value_call.func]:
+            label = f"{b.target}.{attr.target.partition('.')[2]}"
+            yield Shared(label, attr.statement, kind, entry, binding=attr, holder=b)
 
 
 def _closed_over_by_handlers(model: Model, b: Binding) -> bool:
@@ -342,6 +376,9 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
         if alias is not None and alias.function is fn and alias.value_dotted:
             text = alias.value_dotted
     b = shared.binding
+    if shared.holder is not None:
+        holder = shared.holder
+        return text == shared.label and model.local_binding(holder.target, fn) is holder
     factory = shared.factory_name
     if factory is not None:
         return _through_factory(model, fn, text, factory)
