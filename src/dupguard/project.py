@@ -969,7 +969,13 @@ class ProjectIndex:
 
     def _per_request(self) -> dict[str, dict[str, Fact]]:
         importers = self._graph()[0]
-        callers = set().union(*importers.values()) if importers else set()
+        # only an importer of a module that reaches agent code can reach a shared object: a module
+        # that imports none (a script importing its plain helpers) is never parsed for this
+        callers: set[str] = set()
+        for module, who in importers.items():
+            record = self.modules.get(module)
+            if record is not None and self._reaches_agent_code(record):
+                callers |= who
         reached: dict[str, dict[str, Fact]] = {}
         seen: set[tuple[str, str, bool]] = set()
         # (module, function, calls from the entry point, reached across a module boundary)
@@ -1169,7 +1175,8 @@ class ProjectIndex:
         self._top_names()
         if self._top_re is not None and self._top_re.search(text) is not None:
             return True
-        return directory is not None and any(name in text for name in self._visible(directory))
+        # a module beside the file or above it: the import scan itself tells (no per-name search)
+        return directory is not None and bool(self._visible(directory))
 
     def _visible(self, directory: str) -> frozenset[str]:
         """The module names of ``directory`` and of every directory above it in the project."""
@@ -1880,17 +1887,10 @@ class ProjectLink:
                     continue
             self._top = frozenset(names)
             self._top_re = _words(self._top)
-        heads = None
-        if self._top_re is not None and self._top_re.search(text) is not None:
-            heads = {imported.qualified.split(".")[0] for imported in scan_imports(text, "")}
-            if not heads.isdisjoint(self._top):
-                return True
-        siblings = self._siblings(path)
-        if not siblings or not any(name in text for name in siblings):
-            return False
-        if heads is None:
-            heads = {imported.qualified.split(".")[0] for imported in scan_imports(text, "")}
-        return not heads.isdisjoint(siblings)
+        heads = {imported.qualified.split(".")[0] for imported in scan_imports(text, "")}
+        if self._top_re is not None and self._top_re.search(text) is not None and not heads.isdisjoint(self._top):
+            return True
+        return not heads.isdisjoint(self._siblings(path))
 
     def _siblings(self, path: Path | None) -> frozenset[str]:
         """The modules beside ``path`` that it can import by name when it runs as a script (its
@@ -1898,8 +1898,8 @@ class ProjectLink:
         if path is None:
             return frozenset()
         directory = os.path.dirname(os.path.abspath(path))
-        names = self._beside.get(directory)
-        if names is None:
+        kept = self._beside.get(directory)
+        if kept is None:
             found = set()
             try:
                 with os.scandir(directory) as entries:
@@ -1909,9 +1909,8 @@ class ProjectLink:
                             found.add(stem)
             except OSError:
                 pass
-            found.discard(os.path.basename(str(path)).removesuffix(".py"))
-            names = self._beside[directory] = frozenset(found)
-        return names
+            kept = self._beside[directory] = frozenset(found)
+        return kept
 
     def _build(self) -> ProjectIndex:
         index = ProjectIndex(Path(self.root), tuple(self.settings.src), self.extra, self.settings)

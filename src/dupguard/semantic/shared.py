@@ -156,10 +156,17 @@ def _closed_over_by_handlers(model: Model, b: Binding) -> bool:
     owner = b.function
     if owner is None or model.is_concurrent_context(owner) or owner.contexts:
         return False
-    return any(
-        fn.parent is owner and b.target not in fn.local_names and model.is_concurrent_context(fn)
-        for fn in model.functions
-    )
+    return any(b.target not in fn.local_names for fn in _concurrent_children(model).get(owner, ()))
+
+
+@analysis
+def _concurrent_children(model: Model) -> dict[Function, list[Function]]:
+    """Function → the functions defined directly in it that run per request (one pass)."""
+    out: dict[Function, list[Function]] = {}
+    for fn in model.functions:
+        if fn.parent is not None and model.is_concurrent_context(fn):
+            out.setdefault(fn.parent, []).append(fn)
+    return out
 
 
 # In-place changes of a list-like attribute (``self.messages.append(turn)``): the run's state
