@@ -1181,11 +1181,15 @@ class ProjectIndex:
     def _visible(self, directory: str) -> frozenset[str]:
         """The module names of ``directory`` and of every directory above it in the project."""
         key = ("visible", directory)
-        if key not in self._memo:
-            names = set(self._local_names.get(directory, ()))
-            parent = os.path.dirname(directory)
-            if directory != str(self.root) and parent != directory and parent.startswith(str(self.root)):
-                names |= self._visible(parent)
+        if key not in self._memo:  # a loop, not recursion: a path may be thousands of directories deep
+            names: set[str] = set()
+            root, current = str(self.root), directory
+            while True:
+                names.update(self._local_names.get(current, ()))
+                parent = os.path.dirname(current)
+                if current == root or parent == current or not parent.startswith(root):
+                    break
+                current = parent
             self._memo[key] = frozenset(names)
         return self._memo[key]
 
