@@ -724,6 +724,61 @@ def test_constant_thread_on_a_checkpointer_made_for_the_request_is_fine(tmp_path
     assert _codes(found) == [("app.py", 26, "DUP103")]
 
 
+def test_constant_thread_in_a_config_helper_of_another_module(tmp_path: Path) -> None:
+    """lenaar/financial-ai-agent@63389a34effbd2bd2463ed3565be14d9a8858ce1: memory.py's
+    ``get_thread_config()`` returns a config with a constant thread id; the Streamlit page opens a
+    new in-memory checkpointer for every press and runs the graph with that config. The helper
+    hands its key back; the store it keys is the caller's, so the helper is not reported. The
+    counterpart: a helper of another module that runs the graph itself with the constant key, on a
+    module-level checkpointer, is reported."""
+    page = """\
+        import streamlit as st
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import StateGraph
+
+        from settings import thread_config
+
+        builder = StateGraph(dict)
+
+
+        def main():
+            if st.button("Start"):
+                with SqliteSaver.from_conn_string(":memory:") as saver:
+                    config = thread_config()
+                    st.write(builder.compile(checkpointer=saver).invoke({"q": 1}, config))
+
+
+        if __name__ == "__main__":
+            main()
+        """
+    helper = """\
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+
+        def saver():
+            return SqliteSaver.from_conn_string(":memory:")
+
+
+        def thread_config():
+            return {"configurable": {"thread_id": 1}}
+        """
+    found = _lint(tmp_path, {"page.py": page, "settings.py": helper})
+    assert _codes(found) == []
+
+    runner = """\
+        from langgraph.checkpoint.memory import MemorySaver
+        from langgraph.graph import StateGraph
+
+        graph = StateGraph(dict).compile(checkpointer=MemorySaver())
+
+
+        def thread_config():
+            return graph.invoke({"q": 1}, {"configurable": {"thread_id": 1}})
+        """
+    found = _lint(tmp_path, {"settings.py": runner})
+    assert _codes(found) == [("settings.py", 8, "DUP103")]
+
+
 # ----------------------------------------------------------------------------- front ends
 
 
@@ -1052,3 +1107,150 @@ def test_the_index_never_opens_a_fifo_in_the_tree(tmp_path: Path) -> None:
     out = proc.stdout.decode()
     assert proc.returncode == 1, out + proc.stderr.decode()
     assert "app/routes.py" in out and "DUP000" in out and "not a regular file" in out
+
+
+# ----------------------------------------------------------------------------- scripts' own directories
+
+
+FLASK_SCRIPT = """\
+from flask import Flask, request
+
+from {module} import answer
+
+app = Flask(__name__)
+
+
+@app.route("/ask", methods=["POST"])
+def ask():
+    return answer(request.json["q"])
+"""
+
+
+def test_script_imports_its_sibling_in_a_nested_subproject(tmp_path: Path) -> None:
+    """gsbadhan/gen-ai-examples@639f19cde62576cd9279346d0b75e1fea1d638e5: an examples monorepo
+    whose every folder (``crew-ai/agent-example-002/``) is a project of its own, run as
+    ``python src/app.py``; src/app.py imports ``from agentflow import ...``, its sibling, which no
+    import root of the repository reaches (a hyphen in the path). The sibling's memory is
+    reported; a second sub-project whose module of the same name builds its memory per call is
+    not (each directory's modules are its own, not one module named ``agentflow``)."""
+    per_call = AGENT_MODULE.replace('memory = ConversationBufferMemory(memory_key="history")\n', "").replace(
+        "    executor = ", '    memory = ConversationBufferMemory(memory_key="history")\n    executor = '
+    )
+    found = _lint(
+        tmp_path,
+        {
+            "demos/example-one/src/agentflow.py": AGENT_MODULE,
+            "demos/example-one/src/app.py": FLASK_SCRIPT.format(module="agentflow"),
+            "demos/example-two/src/agentflow.py": per_call,
+            "demos/example-two/src/app.py": FLASK_SCRIPT.format(module="agentflow"),
+        },
+    )
+    # the memory where it is bound, and the route's call that reaches it (as for a package import)
+    assert _codes(found) == [
+        ("demos/example-one/src/agentflow.py", 4, "DUP102"),
+        ("demos/example-one/src/app.py", 10, "DUP102"),
+    ]
+    assert "called per request by `ask` at demos/example-one/src/app.py:10" in found[0][3]
+
+
+def test_script_imports_a_sibling_package_module(tmp_path: Path) -> None:
+    """bstraehle/ai-ml-dl@9f0a595f21484a67ee63be557d30fd4820e5b667: a Hugging Face space in
+    ``hugging-face/openai-assistants/`` whose app.py imports its neighbour by a top-level name; here
+    the neighbour is a package of the script's directory (``from brains.core import answer``), and
+    the script directory is inside an importable package too (``examples/``, the root's module
+    space): Python still resolves the name against the script's own directory."""
+    found = _lint(
+        tmp_path,
+        {
+            "examples/__init__.py": "",
+            "examples/space/brains/__init__.py": "",
+            "examples/space/brains/core.py": AGENT_MODULE,
+            "examples/space/app.py": FLASK_SCRIPT.format(module="brains.core"),
+        },
+    )
+    assert _codes(found) == [("examples/space/app.py", 10, "DUP102"), ("examples/space/brains/core.py", 4, "DUP102")]
+
+
+def test_subproject_with_its_own_src_layout(tmp_path: Path) -> None:
+    """hubenschmidt/openai-agents-sdk-react@1bcf69fceb7395e5190ae3ba0768fa12da3b8072: the service in
+    ``modules/agent/`` has its own ``src/`` layout, and ``src/agent/orchestrator.py`` imports
+    ``agent.workers``: the package in the directory above it, which only that sub-project's
+    ``src/`` puts on the path. Here the sub-project's directory has a hyphen (no module name from
+    the repository's roots) and the route imports the module that holds the shared memory."""
+    found = _lint(
+        tmp_path,
+        {
+            "services/bot-api/pyproject.toml": "[project]\nname = 'bot'\n",
+            "services/bot-api/src/bot/__init__.py": "",
+            "services/bot-api/src/bot/brain.py": AGENT_MODULE,
+            "services/bot-api/src/bot/routes.py": FLASK_SCRIPT.format(module="bot.brain"),
+        },
+    )
+    assert ("services/bot-api/src/bot/brain.py", 4, "DUP102") in _codes(found)
+
+
+def test_the_import_roots_win_over_a_scripts_directory(tmp_path: Path) -> None:
+    """Issue 14 ("the import roots from config"): when a root holds the name a script imports,
+    the root's module is meant (an application run as a package), not a same-named file beside it."""
+    found = _lint(
+        tmp_path,
+        {
+            "brain.py": AGENT_MODULE,
+            "web/brain.py": AGENT_MODULE.replace("memory = Conv", "def unused():\n    pass\n\n\nmemory = Conv"),
+            "web/app.py": FLASK_SCRIPT.format(module="brain"),
+        },
+    )
+    assert _codes(found) == [("brain.py", 4, "DUP102"), ("web/app.py", 10, "DUP102")]
+    assert "brain.py:4" in found[1][3]
+
+
+# ----------------------------------------------------------------------------- CrewAI members
+
+
+CREW_RUNNER = """\
+from crewai import Crew, Task
+
+from agents.planner import planner
+
+
+def run_crew(request: str):
+    plan = Task(description=request, expected_output="a plan", agent=planner)
+    crew = Crew(agents=[planner], tasks=[plan])
+    return crew.kickoff()
+"""
+
+
+def test_agent_of_another_module_run_by_per_request_crews(tmp_path: Path) -> None:
+    """Midhun-12345678/Multi-Agentic-AI-System@135ff0e3978d64a0858c88dc514abaf3b22d68be: each
+    agents/*.py binds one CrewAI ``Agent``; crew.py's ``run_crew`` puts them into a new ``Task``
+    and ``Crew`` per call, and main.py's route calls it. A crew's run re-targets each member
+    agent's one executor (catalog ``member_of``), so the agent is reported where it is built."""
+    found = _lint(
+        tmp_path,
+        {
+            "agents/__init__.py": "",
+            "agents/planner.py": 'from crewai import Agent\n\nplanner = Agent(role="r", goal="g", backstory="b")\n',
+            "crew.py": CREW_RUNNER,
+            "main.py": ROUTE.format(imports="from crew import run_crew", body="run_crew(question)"),
+        },
+    )
+    assert _codes(found) == [("agents/planner.py", 3, "DUP101")]
+    assert "run per request by `run_crew` at crew.py:" in found[0][3]
+
+
+def test_agent_of_another_module_run_alone_is_not_shared_state(tmp_path: Path) -> None:
+    """The counterpart: ``planner.kickoff(...)`` on its own builds a fresh executor per call
+    (crewai ``Agent._prepare_kickoff``); with no crew around it nothing is reported."""
+    runner = (
+        "from agents.planner import planner\n\n\ndef run_crew(request: str):\n    return planner.kickoff(request)\n"
+    )
+    found = _lint(
+        tmp_path,
+        {
+            "agents/__init__.py": "",
+            "agents/planner.py": 'from crewai import Agent\n\nplanner = Agent(role="r", goal="g", backstory="b")\n',
+            "crew.py": runner,
+            "main.py": ROUTE.format(imports="from crew import run_crew", body="run_crew(question)"),
+        },
+    )
+    assert _codes(found) == []

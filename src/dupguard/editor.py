@@ -496,7 +496,7 @@ class Engine:
     ) -> Report:
         if path is not None and self._is_excluded(path, settings):
             return Report(filename, text, settings=settings)
-        codes = codes_for_file(filename, settings, settings.enabled_codes())
+        codes = codes_for_file(filename, settings, settings.enabled_codes(), text)
         limit = settings.max_file_size
         if limit and len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
             message = f"larger than max-file-size ({limit} bytes), not linted"

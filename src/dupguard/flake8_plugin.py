@@ -106,8 +106,8 @@ class Plugin:
         settings = self.settings
         if _excluded(self.filename, settings):
             return
-        codes = codes_for_file(self.filename, settings, settings.enabled_codes())
         text = "".join(self.lines)
+        codes = codes_for_file(self.filename, settings, settings.enabled_codes(), text)
         project = _project(settings)
         # flake8's text may be an editor's buffer or stdin: not the answer a run kept for the file
         facts = project.facts_for(Path(self.filename), text, on_disk=False) if codes else None

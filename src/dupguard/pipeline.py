@@ -37,6 +37,7 @@ reported as an error (:meth:`_Runner.results`).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
@@ -191,13 +192,14 @@ def extra_modules(settings: Settings) -> tuple[str, ...]:
     return tuple(sorted({n.split(".")[0] for n in names}))
 
 
-def codes_for_file(path: str, settings: Settings, codes: frozenset[str]) -> frozenset[str]:
+def codes_for_file(path: str, settings: Settings, codes: frozenset[str], text: str | None = None) -> frozenset[str]:
     """Apply ``per-file-ignores`` (globs relative to the project root, or basenames), and leave
-    test modules out unless ``check-test-modules`` is set (``is_test_module``)."""
+    test modules out unless ``check-test-modules`` is set (``is_test_module``; ``text``, the
+    file's source when known, tells a script named like a test from a test module)."""
     if not settings.per_file_ignores and settings.check_test_modules:
         return codes
     rel = _relative_to_root(path, settings.root)
-    if not settings.check_test_modules and is_test_module(path, rel):
+    if not settings.check_test_modules and is_test_module(path, rel, text):
         return frozenset()
     if not settings.per_file_ignores:
         return codes
@@ -242,11 +244,21 @@ def _relative_to_root(path: str, root: str) -> str | None:
 TEST_DIRECTORIES = frozenset({"tests", "test"})
 
 
-def is_test_module(path: str, rel: str | None) -> bool:
+# what a test module holds: a test function or class, or a test framework import (a text test)
+_TEST_SIGNS = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?def[ \t]+test|^[ \t]*class[ \t]+Test|^[ \t]*(?:import|from)[ \t]+(?:pytest|unittest)\b",
+    re.MULTILINE,
+)
+
+
+def is_test_module(path: str, rel: str | None, text: str | None = None) -> bool:
     """Is this file a test module rather than served code? ``test_*.py``, ``*_test.py``,
     ``conftest.py``, or a file under a ``tests/``/``test/`` directory of the project (the
     directories of ``rel``, the path relative to the project root; a file outside the root is
-    judged by its name only).
+    judged by its name only). A file *named* like a test whose ``text`` holds no test function or
+    class and imports no test framework is a script with an unlucky name, and is linted
+    (janduplessis883/crewai-research: ``send_email_singe_agent_test.py`` kicks off a crew that
+    sends an email).
 
     Every rule reports about code that serves users: an agent shared by requests, a retry in a
     handler, a tool registered twice on a live agent. Test modules run once, under a test
@@ -254,8 +266,10 @@ def is_test_module(path: str, rel: str | None) -> bool:
     twice to assert the framework deduplicates it, a history built with a repeated message to
     test a dedup helper), so no rule reports there (docs/configuration: ``check-test-modules``)."""
     name = Path(path).name
-    if name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+    if name == "conftest.py":
         return True
+    if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        return text is None or _TEST_SIGNS.search(text) is not None
     if rel is None:
         return False
     return any(part in TEST_DIRECTORIES for part in rel.split("/")[:-1])
@@ -854,7 +868,6 @@ def run(
                 continue
             source = Source(filename, path, *((data, info) if task.keeps_source else (None, None)))
             result.sources.append(source)
-            codes = codes_for_file(filename, settings, enabled)
             try:
                 text, encoding, source.notebook = decode_source(filename, data)
                 if limit and source.notebook is not None and len(text) > limit:
@@ -865,6 +878,7 @@ def run(
                 source.error = str(exc)
                 decode_errors.append(FileError(filename, source.error))
                 continue
+            codes = codes_for_file(filename, settings, enabled, text)
             # what the file imports from the project's other modules (None for most files):
             # part of the cache key, so a change to ``agent.py`` reaches the files using it
             where = path if path is not None else Path(filename)

@@ -80,6 +80,9 @@ SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries
 AGENT = "agent"
 MEMORY = "memory"
 KEYED = "keyed"  # a store or graph keyed by a session id (checkpointer, compiled graph with one)
+# stateless alone, shared run state inside a container built per request (the catalog's
+# ``member_of``: a CrewAI agent in per-request crews); its facts' ``run_methods`` name the containers
+MEMBER = "member"
 STATEFUL = (AGENT, MEMORY)
 
 STATE = "@state."
@@ -639,6 +642,8 @@ class ProjectIndex:
         self._state: dict[str, list[tuple[str, Fact]]] = {}  # attr → (the module setting it, fact)
         self._attrs: dict[tuple[str, str], Fact] = {}  # (module, name) → fact set from another module
         self._store: _Store | None = None
+        # directory → the module names a script there imports from it (its .py files and packages)
+        self._local_names: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ building
 
@@ -654,12 +659,20 @@ class ProjectIndex:
                 continue  # outside the project, or a notebook: nothing imports one (it imports)
             record = _File(Path(absolute), absolute[len(prefix) :].replace(os.sep, "/"))
             self.files[absolute] = record
-            names = self._names(absolute)
+            names = self._names(absolute) or self._script_names(absolute)
             if names:
                 record.module, is_package = names[0]
                 record.package = record.module if is_package else record.module.rpartition(".")[0]
                 for name, _ in names:
                     self.modules.setdefault(name, record)
+            stem = os.path.basename(absolute).rpartition(".")[0]
+            if stem.isidentifier() and stem != "__init__":
+                self._local_names.setdefault(os.path.dirname(absolute), set()).add(stem)
+            elif stem == "__init__":  # a package: its parent directory's scripts import it by name
+                package_dir = os.path.dirname(absolute)
+                name = os.path.basename(package_dir)
+                if name.isidentifier():
+                    self._local_names.setdefault(os.path.dirname(package_dir), set()).add(name)
         for record in self.files.values():
             self._scan(record)
             if record.scan is not None and record.scan.framework:
@@ -686,6 +699,72 @@ class ProjectIndex:
             if parts and all(p.isidentifier() for p in parts):
                 out.append((".".join(parts), is_package))
         return out
+
+    def _script_names(self, path: str) -> list[tuple[str, bool]]:
+        """Names for a file no import root reaches (a directory on its path is not an identifier:
+        ``crew-ai/agent-example-002/src/agentflow.py``, ``hugging-face/openai-assistants/app.py``).
+        Such a file runs as a script, ``python src/app.py``: Python puts the script's directory
+        first on ``sys.path`` (docs.python.org, "The initialization of the sys.path module search
+        path"), so ``from agentflow import perform`` there names its sibling. Each directory gets a
+        name of its own that no source can write (:meth:`_prefix`): the same module name in two
+        sub-projects of one tree (an examples monorepo) stays two modules. The file is also named
+        under its parent directory's name (``tools.search`` for ``src/tools/search.py``), for a
+        script that imports a package of its own directory."""
+        directory, _, filename = path.rpartition(os.sep)
+        stem = filename.rpartition(".")[0] or filename
+        parent, _, name = directory.rpartition(os.sep)
+        under_parent = name.isidentifier() and parent.startswith(str(self.root))
+        if stem == "__init__":
+            return [(self._tag(directory), True), *([(f"{self._tag(parent)}.{name}", True)] if under_parent else [])]
+        if not stem.isidentifier():
+            return []
+        out = [(f"{self._tag(directory)}.{stem}", False)]
+        if under_parent:
+            out.append((f"{self._tag(parent)}.{name}.{stem}", False))
+        return out
+
+    def _tag(self, directory: str) -> str:
+        import hashlib
+
+        rel = directory[len(str(self.root)) :]
+        return "_dir" + hashlib.blake2b(rel.encode(), digest_size=6).hexdigest()  # _DIR_TAG
+
+    def _prefix(self, directory: str) -> str:
+        """The module-name prefix of the modules in ``directory``: its dotted path under the project
+        root when every part is an identifier (``app.core``; "" for the root itself), else its tag."""
+        key = ("prefix", directory)
+        if key not in self._memo:
+            rel = directory[len(str(self.root)) + 1 :] if directory != str(self.root) else ""
+            parts = rel.split(os.sep) if rel else []
+            identifiers = all(part.isidentifier() for part in parts)
+            self._memo[key] = ".".join(parts) if identifiers else self._tag(directory)
+        return self._memo[key]
+
+    def scoped(self, directory: str | None, qualified: str) -> str:
+        """``qualified``, an absolute import written in a file of ``directory``, as the index names
+        it. A top-level name the import roots hold is theirs; another is looked up in the file's
+        own directory (a script's directory is first on ``sys.path``, see :meth:`_script_names`),
+        then in each directory above it, nearest first: a sub-project run from its own root or
+        with its own ``src/`` on the path (``modules/agent/src/agent/orchestrator.py`` imports
+        ``agent.workers``, which is ``modules/agent/src/agent/workers/``). Unresolved: unchanged."""
+        head = qualified.partition(".")[0]
+        if directory is None or head in self._top_names():
+            return qualified
+        key = ("scope", directory, head)
+        if key not in self._memo:
+            found = None
+            root = str(self.root)
+            current = directory
+            while current.startswith(root) and found is None:
+                prefix = self._prefix(current)
+                if prefix and f"{prefix}.{head}" in self.modules:
+                    found = prefix
+                if current == root:
+                    break
+                current = os.path.dirname(current)
+            self._memo[key] = found
+        prefix = self._memo[key]
+        return f"{prefix}.{qualified}" if prefix else qualified
 
     def _read(self, record: _File) -> str | None:
         """The file's text, or None: a FIFO, socket or device in the tree is never opened for
@@ -787,6 +866,8 @@ class ProjectIndex:
                         base = absolute_module(other.package, int(level), str(module))
                     except (TypeError, ValueError):  # a damaged cache entry
                         continue
+                    if base is not None and not level:
+                        base = self.scoped(os.path.dirname(other.path), base)
                     if base is None or base.split(".")[0] not in self._top_names():
                         continue
                     for target in (base, *(f"{base}.{n}" for n in names if isinstance(n, str))):
@@ -838,21 +919,23 @@ class ProjectIndex:
         record = self._record(path)
         package = record.package if record is not None else ""
         module = record.module if record is not None else ""
+        directory = os.path.dirname(os.path.abspath(path)) if path is not None else None
         facts: dict[str, Fact] = {}
         constants: list[tuple[str, _File, list[str]]] = []
-        for imported in scan_imports(text, package) if self._may_import_project(text) else ():
-            found = self._split(imported.qualified)
+        for imported in scan_imports(text, package) if self._may_import_project(text, directory) else ():
+            qualified = self.scoped(directory, imported.qualified)
+            found = self._split(qualified)
             if found is None:
                 continue
             if not self._reaches_agent_code(found[0]):
                 # a module that cannot reach agent code exports constants at most: read it only
                 # if the file turns out to be agent code (below)
-                constants.append((imported.qualified, *found))
+                constants.append((imported.qualified, qualified, *found))
                 continue
-            self._add(facts, imported.qualified, found[0], found[1])
+            self._add(facts, imported.qualified, qualified, found[0], found[1])
         if constants and (facts or might_matter(text, self.extra)):
-            for qualified, record, rest in constants:
-                self._add(facts, qualified, record, rest)
+            for key, qualified, record, rest in constants:
+                self._add(facts, key, qualified, record, rest)
         if module:
             for (owner, name), fact in self._attrs.items():
                 if owner == module:
@@ -886,7 +969,13 @@ class ProjectIndex:
 
     def _per_request(self) -> dict[str, dict[str, Fact]]:
         importers = self._graph()[0]
-        callers = set().union(*importers.values()) if importers else set()
+        # only an importer of a module that reaches agent code can reach a shared object: a module
+        # that imports none (a script importing its plain helpers) is never parsed for this
+        callers: set[str] = set()
+        for module, who in importers.items():
+            record = self.modules.get(module)
+            if record is not None and self._reaches_agent_code(record):
+                callers |= who
         reached: dict[str, dict[str, Fact]] = {}
         seen: set[tuple[str, str, bool]] = set()
         # (module, function, calls from the entry point, reached across a module boundary)
@@ -936,20 +1025,28 @@ class ProjectIndex:
                     continue
                 target = self._target(record, use)
                 reach(record, f"called per request by `{name}`", line, target, depth + 1, crossed)
-                if crossed and target is not None and target[0] == "bind" and target[1] is not record:
-                    self._object_run(reached, record, name, line, target)
+                if target is not None and target[0] == "bind" and target[1] is not record:
+                    self._object_run(reached, record, name, line, target, crossed)
         return reached
 
     def _object_run(
-        self, reached: dict[str, dict[str, Fact]], record: _File, name: str, line: int, target: tuple
+        self, reached: dict[str, dict[str, Fact]], record: _File, name: str, line: int, target: tuple, crossed: bool
     ) -> None:
         """A module-level agent or memory of another module that a project function reached per
         request (not an entry point itself: a route using an imported agent is reported where it
         uses it) runs: the object's module gets a fact too, so the report lands where the object
         is built (NeoFacturing/backend: app/core/chat.py's ``get_response`` runs the agent of
-        app/core/agent.py, built with the memory of app/core/memory.py). Filed under "@runs.<name>"."""
+        app/core/agent.py, built with the memory of app/core/memory.py). Filed under "@runs.<name>".
+        A member object (``MEMBER``: a CrewAI agent) counts when the function, entry point or not,
+        also builds one of the containers that run it (``Crew(agents=[planner])``): the using
+        module's model cannot see it as shared, so the report is always where it is built."""
         fact = self._fact_of(target)
-        if fact is None or fact.role != OBJECT or fact.kind not in STATEFUL or fact.how != "module":
+        if fact is None or fact.role != OBJECT or fact.how != "module":
+            return
+        if fact.kind == MEMBER:
+            if not self._builds_container(record, name, fact.run_methods):
+                return
+        elif fact.kind not in STATEFUL or not crossed:
             return
         how = f"run per request by `{name}` at {self._where(record, line)}"
         owner, bound = target[1], target[2]
@@ -958,6 +1055,15 @@ class ProjectIndex:
         if held is not None:
             memory = Fact(PER_REQUEST, MEMORY, fact.holds, f"held by `{bound}` ({fact.where}), {how}")
             reached.setdefault(held[0].module, {}).setdefault(RUNS + held[1], memory)
+
+    def _builds_container(self, record: _File, name: str, containers: Sequence[str]) -> bool:
+        """Does the function ``name`` of ``record`` call one of ``containers`` (qualified names)?"""
+        fn = self._summary(record)["defs"][name]  # type: ignore[index]
+        for use in fn["uses"]:
+            target = self._target(record, use)
+            if target is not None and target[0] == "ext" and target[1] in containers:
+                return True
+        return False
 
     def _held_target(self, record: _File, name: str) -> tuple[_File, str] | None:
         """The module-level memory (its module and name) the agent bound as ``name`` is built with."""
@@ -1056,27 +1162,49 @@ class ProjectIndex:
     def _top_names(self) -> frozenset[str]:
         if self._top is None:
             self._top = frozenset(name.split(".")[0] for name in self.modules)
-            self._top_re = _words(self._top)
+            # a directory's own name (``_dir<hash>``) is in no source: not worth a search
+            self._top_re = _words(frozenset(name for name in self._top if not _DIR_TAG.match(name)))
         return self._top
 
-    def _may_import_project(self, text: str) -> bool:
-        """A relative import, or the name of one of the project's top-level modules in the text:
-        substring tests that spare most files of a tree of unrelated scripts the import scan."""
+    def _may_import_project(self, text: str, directory: str | None = None) -> bool:
+        """A relative import, the name of one of the project's top-level modules, or of a module
+        in the file's directory or one above it (:meth:`scoped`) in the text: substring tests
+        that spare most files of a tree of unrelated scripts the import scan."""
         if "from" in text and _RELATIVE.search("\n" + text) is not None:
             return True
         self._top_names()
-        return self._top_re is not None and self._top_re.search(text) is not None
+        if self._top_re is not None and self._top_re.search(text) is not None:
+            return True
+        # a module beside the file or above it: the import scan itself tells (no per-name search)
+        return directory is not None and bool(self._visible(directory))
 
-    def _add(self, facts: dict[str, Fact], qualified: str, record: _File, rest: list[str]) -> None:
+    def _visible(self, directory: str) -> frozenset[str]:
+        """The module names of ``directory`` and of every directory above it in the project."""
+        key = ("visible", directory)
+        if key not in self._memo:  # a loop, not recursion: a path may be thousands of directories deep
+            names: set[str] = set()
+            root, current = str(self.root), directory
+            while True:
+                names.update(self._local_names.get(current, ()))
+                parent = os.path.dirname(current)
+                if current == root or parent == current or not parent.startswith(root):
+                    break
+                current = parent
+            self._memo[key] = frozenset(names)
+        return self._memo[key]
+
+    def _add(self, facts: dict[str, Fact], key: str, qualified: str, record: _File, rest: list[str]) -> None:
+        """The facts about ``qualified`` (as the index names it), filed under ``key`` (the name
+        the file's model resolves: the two differ for a script's sibling module)."""
         fact = self.fact(qualified)
         if fact is not None:
-            facts[qualified] = fact
+            facts[key] = fact
         elif not rest:  # a module: its members, by the names the model will resolve
             for name, member in self._members(record).items():
-                facts[f"{qualified}.{name}"] = member
+                facts[f"{key}.{name}"] = member
         else:  # a config class or its instance: its literal attributes (``settings.THREAD_ID``)
             for attr, member in self._literal_attributes(qualified).items():
-                facts[f"{qualified}.{attr}"] = member
+                facts[f"{key}.{attr}"] = member
 
     def _literal_attributes(self, qualified: str) -> dict[str, Fact]:
         target = self._lookup(qualified)
@@ -1102,7 +1230,7 @@ class ProjectIndex:
         absolute = os.path.abspath(path)
         record = self.files.get(absolute)
         if record is None:  # named on the command line but excluded from the tree: still a module
-            names = self._names(absolute)
+            names = self._names(absolute) or self._script_names(absolute)
             if names:
                 record = _File(Path(absolute), Path(absolute).name)
                 record.module, is_package = names[0]
@@ -1160,6 +1288,8 @@ class ProjectIndex:
         base = absolute_module(record.package, level, module)
         if base is None:
             return None
+        if not level:
+            base = self.scoped(os.path.dirname(record.path), base)
         qualified = f"{base}.{name}" if name else base
         return self._lookup(f"{qualified}.{rest}" if rest else qualified, depth + 1)
 
@@ -1343,6 +1473,8 @@ class ProjectIndex:
         built = f"{text}(...)"
         if kind in (Kind.AGENT, Kind.MEMORY):
             return _Produce(kind.value, entry.framework, built, entry.run_methods, where)
+        if kind is Kind.STATELESS and entry.member_of:
+            return _Produce(MEMBER, entry.framework, built, entry.member_of, where)
         if kind is Kind.STATELESS and entry.session_kwargs:
             if any(part in qualified for part in NEEDS_CHECKPOINTER) and "checkpointer" not in kwargs:
                 return None
@@ -1603,6 +1735,7 @@ class _Store:
 # ----------------------------------------------------------------------------- one run's link
 
 _RELATIVE = re.compile(r"\n[ \t]*from[ \t]+\.")  # on "\n" + text, as the prefilter's pattern
+_DIR_TAG = re.compile(r"_dir[0-9a-f]{12}$")  # the name ``ProjectIndex._script_names`` gives a directory
 
 
 class ProjectLink:
@@ -1636,13 +1769,14 @@ class ProjectLink:
         self._fingerprint: str | None = None
         self._snapshot: dict[str, Any] | None = None  # a previous run's answers for this tree
         self._answers: dict[str, Any] = {}  # this run's answers, by path under the root
+        self._beside: dict[str, frozenset[str]] = {}  # directory → its module names (``_siblings``)
 
     def facts_for(self, path: Path | None, text: str, on_disk: bool = True) -> ProjectFacts | None:
         """The facts for ``text``; ``on_disk``: it is the file at ``path`` as it is on disk
         (so a previous run's answer for the same tree holds), not an editor's buffer or stdin."""
         if self.index is not None and not self.index.framework_files:
             return None  # a tree without agent code: no file has facts
-        if not self._may_need(text):  # the same test before and after the build: no order effects
+        if not self._may_need(text, path):  # the same test before and after the build: no order effects
             return None
         rel = self._rel(path) if on_disk else None
         if self.index is None and rel is not None and self.cache is not None:
@@ -1734,7 +1868,7 @@ class ProjectLink:
         root = Path(self.settings.root)
         return [root / d for d in self.settings.src]
 
-    def _may_need(self, text: str) -> bool:
+    def _may_need(self, text: str, path: Path | None = None) -> bool:
         """Does the text import a module of the project (or reach ``app.state``), or is it agent
         code (another module may call its functions or run its objects per request)? Text tests
         and a listing of the import roots: the one-file run of an unrelated file stops here."""
@@ -1757,9 +1891,30 @@ class ProjectLink:
                     continue
             self._top = frozenset(names)
             self._top_re = _words(self._top)
-        if self._top_re is None or self._top_re.search(text) is None:
-            return False
-        return any(imported.qualified.split(".")[0] in self._top for imported in scan_imports(text, ""))
+        heads = {imported.qualified.split(".")[0] for imported in scan_imports(text, "")}
+        if self._top_re is not None and self._top_re.search(text) is not None and not heads.isdisjoint(self._top):
+            return True
+        return not heads.isdisjoint(self._siblings(path))
+
+    def _siblings(self, path: Path | None) -> frozenset[str]:
+        """The modules beside ``path`` that it can import by name when it runs as a script (its
+        directory is first on ``sys.path``): one listing per directory."""
+        if path is None:
+            return frozenset()
+        directory = os.path.dirname(os.path.abspath(path))
+        kept = self._beside.get(directory)
+        if kept is None:
+            found = set()
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        stem = entry.name.removesuffix(".py")
+                        if stem.isidentifier() and (entry.name.endswith(".py") or entry.is_dir()):
+                            found.add(stem)
+            except OSError:
+                pass
+            kept = self._beside[directory] = frozenset(found)
+        return kept
 
     def _build(self) -> ProjectIndex:
         index = ProjectIndex(Path(self.root), tuple(self.settings.src), self.extra, self.settings)

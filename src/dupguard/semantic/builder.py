@@ -29,6 +29,7 @@ from .model import (
     Loop,
     Model,
     TryFrame,
+    is_literal,
     string_value,
 )
 from .nodes import LEAVING, dotted
@@ -61,6 +62,7 @@ class ModelBuilder(Walker):
         self._functions: list[Function] = []
         self._loops: list[Loop] = []
         self._withs: list[str] = []
+        self._outer_withs: list[list[str]] = []  # the enclosing functions' ``_withs``
         self._trys: list[TryFrame] = []
         self._calls: list[Call] = []
         self._suites: list[list[Any]] = []  # [suite id, {id(stmt): index}, current index]
@@ -243,10 +245,15 @@ class ModelBuilder(Walker):
         fn = next(f for f in reversed(self.model.functions) if f.node is node)
         self._functions.append(fn)
         self._scopes.append(("function", None))
+        # the body runs when the function is called, not inside the ``with`` around its ``def``
+        # (``with gr.Blocks() as demo: def respond(...)``, ``with lock: def later(...)``)
+        self._outer_withs.append(self._withs)
+        self._withs = []
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self._functions.pop()
         self._scopes.pop()
+        self._withs = self._outer_withs.pop()
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leave_statement()
@@ -458,7 +465,7 @@ class ModelBuilder(Walker):
     def _constant_key(self, key: str, value: cst.BaseExpression) -> None:
         if key not in SESSION_KEYS:
             return
-        literal = type(value) in _LITERAL_KEYS
+        literal = is_literal(value)
         if not literal and type(value) not in _NAMED_KEYS:
             return
         (self.model.constant_keys if literal else self.model.key_values).append(
@@ -555,9 +562,11 @@ def _target_names(node: cst.CSTNode) -> list[str]:
     return []
 
 
-_LITERAL_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.SimpleString, cst.Integer, cst.ConcatenatedString})
-# key values that may still be constants: a name, an attribute, an f-string (DUP103 resolves them)
-_NAMED_KEYS: frozenset[type[cst.CSTNode]] = frozenset({cst.Name, cst.Attribute, cst.FormattedString})
+# key values that may still be constants: a name, an attribute, an f-string, strings concatenated
+# with an f-string among them (DUP103 resolves them; ``is_literal`` says which keys are literals)
+_NAMED_KEYS: frozenset[type[cst.CSTNode]] = frozenset(
+    {cst.Name, cst.Attribute, cst.FormattedString, cst.ConcatenatedString}
+)
 _EXITS_OR_CONTINUE: frozenset[type[cst.CSTNode]] = LEAVING | {cst.Continue}
 
 

@@ -55,6 +55,16 @@ class Entry:
     tools_kwargs: tuple[str, ...] = ()
     # keyword arguments that key a conversation (DUP103): thread_id, session_id, chat_store_key…
     session_kwargs: tuple[str, ...] = ()
+    # containers (qualified constructor names) that, built with this object among their arguments
+    # (a list element included), run it and keep each run's state on it: a module-level object
+    # handed to such a container built per request is shared run state even when the object is
+    # stateless on its own (CrewAI: a crew's run re-targets each member agent's one executor)
+    member_of: tuple[str, ...] = ()
+    # keyword arguments of the run methods that are named like a session key (model.SESSION_KEYS)
+    # but key no conversation: the run passes them on as per-call data (Strands
+    # ``agent(prompt, session_id=...)`` puts unknown keywords into that call's invocation_state),
+    # so a constant there shares nothing (DUP103 stays quiet)
+    unkeyed_run_kwargs: tuple[str, ...] = ()
     # for a memory keyed by ``session_kwargs``: the arguments that give it a store other objects
     # can share (LlamaIndex ``chat_store=``, OpenAI Agents ``SQLiteSession``'s ``db_path``).
     # Constructed without any of them, the memory's store is its own (a fresh in-memory one), so

@@ -647,7 +647,11 @@ _STRANDS = (
         source="strands/agent/agent.py",
         why="keeps self.messages (and self.state) on the agent and appends every turn; a second "
         "concurrent call raises ConcurrencyException by default "
-        "(concurrent_invocation_mode='throw'), so sharing fails rather than deduplicates.",
+        "(concurrent_invocation_mode='throw'), so sharing fails rather than deduplicates. "
+        "__call__, invoke_async and stream_async take **kwargs and merge them into that call's "
+        "invocation_state (stream_async: merged_state.update(kwargs)); the conversation is "
+        "self.messages, keyed by nothing a call passes (the agent's session_id comes from its "
+        "session_manager), so session_id= there is per-call data, not a conversation key.",
         run_methods=(
             "__call__",
             "invoke_async",
@@ -656,6 +660,7 @@ _STRANDS = (
             "structured_output_async",
         ),
         tools_kwargs=("tools",),
+        unkeyed_run_kwargs=("session_id", "thread_id", "conversation_id", "chat_store_key"),
     ),
     Entry(
         names=(
@@ -1038,6 +1043,7 @@ _CREWAI = (
         "for two requests at once swaps their inputs.",
         run_methods=("execute_sync", "execute_async", "aexecute_sync"),
         tools_kwargs=("tools",),
+        member_of=("crewai.Crew", "crewai.crew.Crew"),
     ),
     Entry(
         names=("crewai.Agent", "crewai.agent.Agent", "crewai.agent.core.Agent"),
@@ -1047,10 +1053,16 @@ _CREWAI = (
         source="crewai/agent/core.py",
         why="Agent.kickoff() builds a fresh executor per call (_prepare_kickoff) and keeps no "
         "messages; with memory= it saves every result into that memory "
-        "(_save_kickoff_to_memory), and crews rewrite its role/goal on kickoff.",
+        "(_save_kickoff_to_memory), and crews rewrite its role/goal on kickoff. Run by a crew "
+        "(a Task's agent=, a Crew's agents=), execute_task calls create_agent_executor, which "
+        "keeps one self.agent_executor per agent and re-targets it in place for each task "
+        "(_update_executor_parameters sets its task, tools, prompt and stop words) and sets "
+        "agent.crew: two crews built per request around one module-level agent run on each "
+        "other's task.",
         run_methods=("kickoff", "kickoff_async", "akickoff"),
         stateful_if_kwargs=("memory",),
         tools_kwargs=("tools",),
+        member_of=("crewai.Crew", "crewai.crew.Crew", "crewai.Task", "crewai.task.Task"),
     ),
     Entry(
         names=("crewai.tools.tool", "crewai.tools.base_tool.tool"),

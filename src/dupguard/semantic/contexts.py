@@ -66,8 +66,10 @@ def _decorator_context(model: Model, fn: Function, extra_handlers: frozenset[str
     return None
 
 
-def _registered(model: Model) -> dict[str, str]:
-    """Functions handed by reference to a router, a queue or an app's ``lifespan=``."""
+def _registered(model: Model, nested: dict[tuple[Function, str], str] | None = None) -> dict[str, str]:
+    """Functions handed by reference to a router, a queue or an app's ``lifespan=``. ``nested``
+    collects the same by (the function making the call, the name): a function defined inside the
+    one that registers it (a Gradio Blocks builder's listeners)."""
     out: dict[str, str] = {}
     hosts = {qualified.split(".")[0] for qualified in model.imports.values()}
     handlers = dict(ep.HANDLER_REGISTRATIONS)
@@ -89,6 +91,8 @@ def _registered(model: Model) -> dict[str, str]:
                 arg = call.kw(where)
             if arg is not None and arg.dotted:
                 out.setdefault(arg.dotted, context)
+                if nested is not None and call.function is not None:
+                    nested.setdefault((call.function, arg.dotted), context)
         for kw in ep.STARTUP_KWARGS:
             arg = call.kw(kw)
             if arg is None:
@@ -113,10 +117,15 @@ def classify_functions(model: Model, extra_handlers: frozenset[str] = frozenset(
     for fn in model.functions:
         for dec in fn.decorators:
             dec.call = model.call_for_node(dec.node)
-    registered = _registered(model)
-    host_registered, forked = _host_registered(model)
+    nested: dict[tuple[Function, str], str] = {}
+    registered = _registered(model, nested)
+    host_registered, forked = _host_registered(model, nested)
     for fn in model.functions:
         context = _decorator_context(model, fn, extra_handlers)
+        if context is None and fn.class_name is None and fn.parent is not None:
+            # registered by the function that defines it: ``def build_ui(): ... def respond(...)
+            # ...; box.submit(respond, ...)`` (juliensimon/smolagents-mcp-demo, a Blocks builder)
+            context = nested.get((fn.parent, fn.name))
         if context is None and fn.class_name is None and fn.parent is None:
             context = registered.get(fn.name)
             if context is None and fn.name in ep.SERVERLESS_NAMES and fn.params[:2] in ep.SERVERLESS_SIGNATURES:
@@ -194,7 +203,9 @@ def _propagate(model: Model) -> None:
 # ---------------------------------------------------------------------- hosts (entrypoints.py, "Hosts")
 
 
-def _host_registered(model: Model) -> tuple[dict[str, str], set[str]]:
+def _host_registered(
+    model: Model, nested: dict[tuple[Function, str], str] | None = None
+) -> tuple[dict[str, str], set[str]]:
     """Functions handed to a host by reference (``websockets.serve(handler)``,
     ``pn.chat.ChatInterface(callback=respond)``, arq's ``func(task)``), and the names of the
     functions RQ runs in a forked work horse (``queue.enqueue(job)`` in a file importing rq)."""
@@ -223,6 +234,8 @@ def _host_registered(model: Model) -> tuple[dict[str, str], set[str]]:
             continue
         if arg is not None and arg.dotted and "." not in arg.dotted:
             out.setdefault(arg.dotted, context)
+            if nested is not None and call.function is not None:
+                nested.setdefault((call.function, arg.dotted), context)
     return out, forked
 
 

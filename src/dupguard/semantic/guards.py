@@ -49,7 +49,12 @@ from .vocabulary import (
 
 def _lock_like(text: str) -> bool:
     lowered = text.lower()
-    if any(word in lowered for word in LOCK_WORDS):
+    if any(word in lowered for word in LOCK_WORDS) and any(
+        # a name holding a lock word, but not ``gr.Blocks()``, ``block`` or ``clock``
+        word in part and "block" not in part and "clock" not in part
+        for part in lowered.replace("(", ".").replace(")", ".").replace("[", ".").split(".")
+        for word in LOCK_WORDS
+    ):
         return True
     tail = lowered.rsplit(".", 1)[-1]
     return tail.rstrip("()") in GUARD_METHODS and tail.endswith("()")

@@ -41,6 +41,17 @@ def string_value(node: cst.CSTNode | None) -> str | bytes | None:
     return value(node)
 
 
+def is_literal(node: cst.CSTNode | None) -> bool:
+    """A string or integer literal, or implicitly concatenated string literals. Adjacent strings
+    with an f-string among them (``f"{name}" f"-{uuid4()}"``) are no literal: their parts decide."""
+    kind = type(node)
+    if kind is cst.SimpleString or kind is cst.Integer:
+        return True
+    if kind is cst.ConcatenatedString:
+        return is_literal(node.left) and is_literal(node.right)  # type: ignore[union-attr]
+    return False
+
+
 @dataclass(eq=False)
 class Loop:
     node: cst.CSTNode = field(repr=False)

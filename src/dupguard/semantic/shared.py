@@ -19,7 +19,7 @@ from .guards import serialised
 from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
 from .model import Arg, Binding, Call, Function, Model, analysis, fact_entry
-from .nodes import descendants
+from .nodes import descendants, dotted
 
 if TYPE_CHECKING:
     from ..project import Fact
@@ -42,6 +42,9 @@ class Shared:
     fact: Fact | None = None
     name: str = ""
     through: str = ""  # a memory reached through the agent built with it (``fact.holds``)
+    # the shared instance of a project class whose method set ``binding`` (``self.agent = ...``):
+    # the object is reached from outside the class as ``<holder>.agent``
+    holder: Binding | None = None
 
     @property
     def factory_name(self) -> str | None:
@@ -65,6 +68,11 @@ def shared_objects(model: Model) -> Iterator[Shared]:
         if b.in_main or b.value_call is None:
             continue
         kind, entry = model.kind_of_expr_call(b.value_call)
+        if kind is Kind.STATELESS and entry is not None and entry.member_of and b.scope == "module":
+            if not per_session:  # stateless alone; shared run state inside per-request containers
+                shared_bindings.add(id(b))
+                yield Shared(b.target, b.statement, Kind.AGENT, entry, binding=b)
+            continue
         if kind not in stateful:
             if b.scope == "module" and not per_session and b.value_call.func in model.classes:
                 wrapper = run_state_entry(model, b.value_call.func)
@@ -92,6 +100,9 @@ def shared_objects(model: Model) -> Iterator[Shared]:
             and b.class_name in instantiated_once
         ):
             yield Shared(b.target, b.statement, kind, entry, binding=b, owner_class=b.class_name)
+        elif b.scope == "function" and "." not in b.target and _closed_over_by_handlers(model, b):
+            yield Shared(b.target, b.statement, kind, entry, binding=b)
+    yield from _held_by_shared_instances(model, per_session)
     for fn in model.functions:
         if not any(process_cache(d) for d in fn.decorators):
             continue
@@ -106,6 +117,56 @@ def shared_objects(model: Model) -> Iterator[Shared]:
                 break
     if model.project is not None:
         yield from _from_project(model, shared_bindings)
+
+
+def _held_by_shared_instances(model: Model, per_session: bool) -> Iterator[Shared]:
+    """``client.agent`` where ``client = Client()`` (a class of this file) is bound once, at module
+    level or by a builder whose handlers close over it, and a method of ``Client`` sets
+    ``self.agent`` to a stateful agent or memory (juliensimon/smolagents-mcp-demo: the Blocks
+    builder's ``MultiServerMCPClient`` builds its ``ToolCallingAgent`` in ``setup_agent``). Reported
+    where the attribute is set; used as ``client.agent`` from per-request code."""
+    held: dict[str, list[tuple[Binding, Kind, Entry | None]]] = {}
+    for b in model.bindings:
+        if b.scope != "function" or b.value_call is None or not b.class_name or b.function is None:
+            continue
+        if b.function.class_name != b.class_name or b.target.count(".") != 1 or not b.target.startswith("self."):
+            continue
+        kind, entry = model.kind_of_expr_call(b.value_call)
+        if kind in (Kind.AGENT, Kind.MEMORY):
+            held.setdefault(b.class_name, []).append((b, kind, entry))
+    if not held:
+        return
+    for b in model.bindings:
+        if b.value_call is None or b.value_call.func not in held or "." in b.target or b.in_main:
+            continue
+        once = (b.scope == "module" and not per_session) or (
+            b.scope == "function" and _closed_over_by_handlers(model, b)
+        )
+        if not once:
+            continue
+        for attr, kind, entry in held[b.value_call.func]:
+            label = f"{b.target}.{attr.target.partition('.')[2]}"
+            yield Shared(label, attr.statement, kind, entry, binding=attr, holder=b)
+
+
+def _closed_over_by_handlers(model: Model, b: Binding) -> bool:
+    """A local of a function that runs once (not per request: a Gradio Blocks builder, an app
+    factory) that functions defined inside it, run per request, close over: every run of those
+    handlers uses the one object (hosts.py, Gradio: "objects the event functions close over")."""
+    owner = b.function
+    if owner is None or model.is_concurrent_context(owner) or owner.contexts:
+        return False
+    return any(b.target not in fn.local_names for fn in _concurrent_children(model).get(owner, ()))
+
+
+@analysis
+def _concurrent_children(model: Model) -> dict[Function, list[Function]]:
+    """Function → the functions defined directly in it that run per request (one pass)."""
+    out: dict[Function, list[Function]] = {}
+    for fn in model.functions:
+        if fn.parent is not None and model.is_concurrent_context(fn):
+            out.setdefault(fn.parent, []).append(fn)
+    return out
 
 
 # In-place changes of a list-like attribute (``self.messages.append(turn)``): the run's state
@@ -271,11 +332,31 @@ def _unshadowed(model: Model, fn: Function | None, head: str) -> bool:
     return model.module_binding(head) is None
 
 
+def _member_texts(call: Call) -> list[str]:
+    """The names among ``call``'s arguments, list and tuple elements included
+    (``Crew(agents=[planner, writer])``)."""
+    texts = []
+    for arg in call.args:
+        if arg.dotted:
+            texts.append(arg.dotted)
+        elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:
+            texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
+    return texts
+
+
 def _texts(call: Call, shared: Shared) -> list[str]:
     """The expressions in ``call`` that could be the shared object being run or mutated."""
     entry = shared.entry
+    if entry is not None and entry.member_of:
+        # handed to a container that runs it (the catalog's ``member_of``): building the container
+        # per request is the use; an object stateless on its own has no other
+        members = _member_texts(call) if call.callee in entry.member_of else []
+        if entry.kind is Kind.STATELESS:
+            return members
+    else:
+        members = []
     run_methods = set(entry.run_methods) if entry is not None else set(USER_RUN_METHODS)
-    texts = []
+    texts = members
     if call.receiver and (shared.kind is Kind.MEMORY or call.method in run_methods):
         texts.append(call.receiver)
     if call.func and "__call__" in run_methods:
@@ -302,6 +383,9 @@ def _refers(model: Model, call: Call, shared: Shared, text: str) -> bool:
         if alias is not None and alias.function is fn and alias.value_dotted:
             text = alias.value_dotted
     b = shared.binding
+    if shared.holder is not None:
+        holder = shared.holder
+        return text == shared.label and model.local_binding(holder.target, fn) is holder
     factory = shared.factory_name
     if factory is not None:
         return _through_factory(model, fn, text, factory)
@@ -452,6 +536,8 @@ def _uses_by_key(model: Model) -> dict[str, list[Call]]:
                 head = arg.dotted.rpartition(".")[0]
                 if head:
                     texts.append(head)
+            elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:  # ``Crew(agents=[a, b])``
+                texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
         keys: set[str] = set()
         for text in texts:
             keys |= _keys(model, call, text)

@@ -36,10 +36,9 @@ import libcst as cst
 
 from ...semantic import entrypoints as ep
 from ...semantic.hosts import reruns_per_session
-from ...semantic.model import Call, ConstantKey, Function, Model, string_value
+from ...semantic.model import Call, ConstantKey, Function, Model, is_literal, string_value
 from ..registry import Finding, RuleContext, rule
 
-_LITERALS = (cst.SimpleString, cst.Integer, cst.ConcatenatedString)
 # checkpointers that live in the process's memory: made inside a handler, they die with it
 _IN_MEMORY_SAVERS = frozenset({"langgraph.checkpoint.memory.MemorySaver", "langgraph.checkpoint.memory.InMemorySaver"})
 
@@ -50,13 +49,17 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
     for key in [*model.constant_keys, *_resolved_keys(model)]:
         if key.in_main and not reruns_per_session(model):
             continue
-        if private_store(model, key.call):
+        if private_store(model, key.call) or _unkeyed_run_kwarg(model, key):
             continue
         if _streamlit_shared(model, key):
             yield key, None
             continue
         if key.function is not None:
-            if model.is_concurrent_context(key.function) and not _per_run_store(model, key):
+            if (
+                model.is_concurrent_context(key.function)
+                and not _per_run_store(model, key)
+                and not _handed_to_another_module(model, key)
+            ):
                 yield key, None
             continue
         if key.in_main:
@@ -108,11 +111,16 @@ def constant_value(
     """(the literal, how it gets here) when ``node`` has the same value on every call, else None."""
     if depth > 4:
         return None
-    if type(node) in _LITERALS:
+    if is_literal(node):
         return _code(node), "a literal"
     if type(node) is cst.FormattedString:
         parts = [p for p in node.parts if type(p) is cst.FormattedStringExpression]
         if all(constant_value(model, p.expression, fn, depth + 1) is not None for p in parts):
+            return _code(node), "an f-string with no per-request part"
+        return None
+    if type(node) is cst.ConcatenatedString:  # ``f"{APP}" "-chat"``: constant when every piece is
+        pieces = (node.left, node.right)
+        if all(constant_value(model, piece, fn, depth + 1) is not None for piece in pieces):
             return _code(node), "an f-string with no per-request part"
         return None
     if type(node) is cst.Name:
@@ -130,7 +138,7 @@ def _name_value(model: Model, name: str, fn: Function | None, depth: int) -> tup
         scope = scope.parent
     binding = model.local_binding(name, fn)
     if binding is not None:
-        if binding.scope == "module" and type(binding.value) in _LITERALS:
+        if binding.scope == "module" and is_literal(binding.value):
             return _code(binding.value), f"the module constant `{name}`"
         if binding.function is not None and binding.function is fn:
             found = constant_value(model, binding.value, fn, depth + 1)
@@ -165,7 +173,7 @@ def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> 
     if owner is None:
         return None
     for member in model.member_bindings(owner, attr):
-        if member.scope == "class" and type(member.value) in _LITERALS:
+        if member.scope == "class" and is_literal(member.value):
             return _code(member.value), f"`{text}`, a literal attribute of `{owner}`"
     return None
 
@@ -187,7 +195,7 @@ def _default_parameters(model: Model) -> Iterator[tuple[ConstantKey, Call | None
             continue
         name = key.value.value
         default = fn.param_defaults.get(name)
-        if default is None or type(default) not in _LITERALS:
+        if default is None or not is_literal(default):
             continue
         for caller in model.callers(fn):
             if not model.is_concurrent_context(caller.function, caller.in_main) or _passes(caller, fn, name):
@@ -231,6 +239,21 @@ def _consumers(model: Model, key: ConstantKey) -> list[Call]:
                 if call.function is key.function and any(arg.dotted == b.target for arg in call.args):
                     out.append(call)
     return out
+
+
+def _handed_to_another_module(model: Model, key: ConstantKey) -> bool:
+    """A config helper: the key is given to no call here (the function returns or stores the
+    config) and the function runs per request only because another module's per-request code
+    calls it (the project index's ``@called`` fact). Whether the key is shared depends on the
+    store that caller hands it to, which this file cannot see: a checkpointer the caller opens for
+    one run (``with SqliteSaver.from_conn_string(":memory:")``) keys nothing another request
+    reaches (lenaar/financial-ai-agent memory.py ``get_thread_config``, 63389a3). Not reported."""
+    fn = key.function
+    if fn is None or model.project is None or model.project.called(fn.name) is None:
+        return False
+    if fn.decorators or fn.reached_from & {ep.HANDLER, ep.WORKER}:
+        return False  # per request on this file's own evidence too
+    return not _consumers(model, key)
 
 
 def _per_run_store(model: Model, key: ConstantKey) -> bool:
@@ -277,6 +300,24 @@ def _streamlit_shared(model: Model, key: ConstantKey) -> bool:
         if fact is not None and fact.role == "object":
             return True
     return False
+
+
+def _unkeyed_run_kwarg(model: Model, key: ConstantKey) -> bool:
+    """Is the key a keyword of an agent run that the framework passes on as per-call data rather
+    than use as a conversation key (the catalog's ``unkeyed_run_kwargs``: Strands
+    ``agent(prompt, session_id="web")``)?"""
+    from ...semantic.runs import receiver_entry
+
+    call = key.call
+    if call is None or not any(arg.keyword == key.key and arg.node is key.value for arg in call.args):
+        return False
+    if call.method and call.receiver:
+        entry, _ = receiver_entry(model, call.receiver, call.function)
+        method = call.method
+    else:
+        entry, _ = receiver_entry(model, call.func, call.function)
+        method = "__call__"
+    return entry is not None and method in entry.run_methods and key.key in entry.unkeyed_run_kwargs
 
 
 def private_store(model: Model, call: Call | None) -> bool:

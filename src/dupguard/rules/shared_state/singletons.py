@@ -49,20 +49,30 @@ def _where(shared: Shared) -> str:
         return _HOW.get(fact.how, "built at {where}").format(where=fact.where)
     if shared.factory is not None:
         return f"returned by the cached factory `{shared.factory.name}()`"
+    holder = shared.holder
+    if holder is not None and holder.value_call is not None:
+        once = (
+            "bound at module level" if holder.scope == "module" else "built once by `{}` for the handlers defined in it"
+        )
+        once = once.format(holder.function.name if holder.function is not None else "")
+        return f"held by `{holder.target}`, a `{holder.value_call.func}` {once},"
     if shared.owner_class is not None:
         return f"held by the single module-level `{shared.owner_class}` instance"
     if shared.binding is not None and shared.binding.scope == "class":
         return "bound on the class"
     if shared.binding is not None and ".state." in f".{shared.binding.target}":
         return "stored on the application state"
+    if shared.binding is not None and shared.binding.scope == "function" and shared.binding.function is not None:
+        return f"built once by `{shared.binding.function.name}` for the handlers defined in it"
     return "bound at module level"
 
 
 def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) -> Iterable[Finding]:
     objects = list(shared_objects(model))
     uses = {id(s): uses_in_concurrent_code(model, s) for s in objects}
+    reported: set[int] = set()  # one finding per place: ``self.agent`` seen from inside and outside
     for shared in objects:
-        if shared.kind is not kind:
+        if shared.kind is not kind or (shared.report_node is not None and id(shared.report_node) in reported):
             continue
         via = ""
         found = uses[id(shared)]
@@ -88,11 +98,20 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         assert shared.report_node is not None  # bound in this file
         called = model.project.called(where) if model.project is not None and first.function else None
         caller = f", which is {called.built} at {called.where}" if called is not None else ""
+        binding = shared.binding
+        closure = binding is not None and binding.scope == "function" and "." not in binding.target
+        if shared.holder is not None:
+            fix = FixProposal.refuse(f"held by `{shared.holder.target}`: build it per request there")
+        elif closure:  # the codemod moves a module-level binding into the handler
+            fix = FixProposal.refuse("closed over by handlers: build it in each handler")
+        else:
+            fix = ctx.fix(shared)
+        reported.add(id(shared.report_node))
         yield Finding(
             shared.report_node,
             f"`{shared.label}` is {_what(shared)} {_where(shared)} and shared by every request: "
             f"used{via} in `{where}` (line {ctx.line(first.node)}){caller}{more}; {advice}",
-            fix=ctx.fix(shared),
+            fix=fix,
         )
 
 

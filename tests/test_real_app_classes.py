@@ -1,0 +1,267 @@
+"""Classes of misses and false positives seen on the real-application set (bench/real-apps.md),
+one test each, with the counterpart that must still be reported so that no case passes by going
+blind. Each module is written for the test in the shape the cited application had (repository,
+path and commit from bench/real-apps/repos-*.toml); none is copied.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from dupguard.config import Settings
+from dupguard.pipeline import lint_text
+from linthelpers import run_cli
+
+
+def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
+    settings = Settings()
+    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
+    return sorted((d.row, d.code) for d in found)
+
+
+# ------------------------------------------------------------------------------ DUP103
+
+
+GRAPH_ROUTE = """\
+    from uuid import uuid4
+
+    from fastapi import FastAPI
+    from langgraph.checkpoint.memory import MemorySaver
+    from langgraph.prebuilt import create_react_agent
+
+    app = FastAPI()
+    graph = create_react_agent("openai:gpt-4o-mini", tools=[], checkpointer=MemorySaver())
+    NAME = "helper"
+
+
+    @app.post("/chat")
+    async def chat(text: str):
+        key = (
+            f"{{NAME}}"
+            {second}
+        )
+        return await graph.ainvoke({{"messages": [("user", text)]}}, {{"configurable": {{"thread_id": key}}}})
+    """
+
+
+def test_adjacent_fstrings_with_a_call_are_a_key_per_request() -> None:
+    """eshulman2/MeetingActions src/shared/base/base_agent_server.py (0f6d98f): the session id is
+    two adjacent f-strings, the second holding ``uuid4()``; Python joins them into one f-string, a
+    new id per call. Adjacent strings were read as one literal."""
+    assert _codes(GRAPH_ROUTE.format(second='f"-chat-{uuid4()}"')) == []
+
+
+def test_adjacent_fstrings_with_only_constants_are_still_constant() -> None:
+    """The counterpart: the same key made only of a module constant and text is one thread for
+    every request (issue 14, class 3: "an f-string with no per-request part")."""
+    assert _codes(GRAPH_ROUTE.format(second='"-chat"')) == [(18, "DUP103")]
+
+
+STRANDS_ROUTE = """\
+    from fastapi import FastAPI
+    from strands import Agent
+
+    app = FastAPI()
+
+
+    @app.post("/v1/chat/completions")
+    async def completions(body: dict):
+        agent = Agent(system_prompt="Answer briefly.")
+        return {{"text": str({run})}}
+    """
+
+
+def test_strands_run_keyword_named_session_id_is_no_conversation_key() -> None:
+    """klogins-hash/strands-agent-api main.py (f3815fb): ``agent(prompt, session_id="openai-compat")``.
+    Strands 1.62 ``Agent.__call__``/``invoke_async``/``stream_async`` put unknown keywords into that
+    call's invocation_state; the conversation is the agent's own ``messages`` (catalog
+    ``unkeyed_run_kwargs``, strands/agent/agent.py)."""
+    assert _codes(STRANDS_ROUTE.format(run='agent(body["q"], session_id="openai-compat")')) == []
+    assert _codes(STRANDS_ROUTE.format(run='await agent.invoke_async(body["q"], session_id="web")')) == []
+
+
+def test_a_session_manager_keyed_by_a_constant_is_still_reported() -> None:
+    """The counterpart: Strands' ``FileSessionManager(session_id=...)`` is keyed by its session id
+    (strands/session/file_session_manager.py); a constant one, built per request, is one stored
+    conversation for everyone."""
+    source = """\
+        from fastapi import FastAPI
+        from strands import Agent
+        from strands.session import FileSessionManager
+
+        app = FastAPI()
+
+
+        @app.post("/chat")
+        async def chat(body: dict):
+            manager = FileSessionManager(session_id="openai-compat", storage_dir="/tmp/sessions")
+            agent = Agent(session_manager=manager)
+            return str(agent(body["q"]))
+        """
+    assert _codes(source) == [(10, "DUP103")]
+
+
+# ------------------------------------------------------------------------------ DUP101, CrewAI
+
+
+def test_module_level_crewai_agents_and_tasks_in_a_crew_built_per_request() -> None:
+    """gsbadhan/gen-ai-examples crew-ai/agent-example-002/src/agentflow.py (639f19c): agents and
+    tasks bound at module level, a ``Crew`` over them built and kicked off for every request. The
+    crew re-targets each agent's one executor (crewai agent/core.py ``create_agent_executor``) and
+    writes each task's output and description (crewai/task.py): every module-level member is
+    shared run state (catalog ``member_of``)."""
+    source = """\
+        from crewai import Agent, Crew, Task
+        from flask import Flask, request
+
+        app = Flask(__name__)
+        researcher = Agent(role="r", goal="g", backstory="b")
+        research = Task(description="Research {topic}", expected_output="notes", agent=researcher)
+
+
+        @app.route("/research", methods=["POST"])
+        def run():
+            crew = Crew(agents=[researcher], tasks=[research])
+            return str(crew.kickoff(inputs={"topic": request.json["topic"]}))
+        """
+    assert _codes(source) == [(5, "DUP101"), (6, "DUP101")]
+
+
+def test_crewai_agent_kicked_off_alone_per_request_is_not_reported() -> None:
+    """The counterpart: ``Agent.kickoff()`` builds a fresh executor per call (crewai agent/core.py
+    ``_prepare_kickoff``): a module-level agent run alone keeps nothing between requests."""
+    source = """\
+        from crewai import Agent
+        from flask import Flask, request
+
+        app = Flask(__name__)
+        researcher = Agent(role="r", goal="g", backstory="b")
+
+
+        @app.route("/research", methods=["POST"])
+        def run():
+            return str(researcher.kickoff(request.json["topic"]))
+        """
+    assert _codes(source) == []
+
+
+# ------------------------------------------------------------------------------ test-module policy
+
+
+_EMAIL_CREW = """\
+import requests
+from crewai import Agent, Crew, Task
+from crewai.tools import tool
+
+
+@tool("Send email")
+def send_email(to: str, body: str) -> str:
+    \"\"\"Send an email.\"\"\"
+    return requests.post("https://mail.example.com/send", json={"to": to, "body": body}, timeout=10).text
+
+
+mailer = Agent(role="mailer", goal="send the report", backstory="b", tools=[send_email])
+job = Task(description="Mail the report to {to}", expected_output="sent", agent=mailer)
+print(Crew(agents=[mailer], tasks=[job]).kickoff(inputs={"to": "someone@example.com"}))
+"""
+
+
+def test_a_script_named_like_a_test_is_linted(tmp_path: Path) -> None:
+    """janduplessis883/crewai-research crewai_r/send_email_singe_agent_test.py (949ab9c): a script
+    that kicks off a crew sending an email, named ``*_test.py`` but holding no test and importing
+    no test framework. Only a test module is left out; this one is linted (DUP507: CrewAI's
+    default agent retries re-send the email)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dupguard]\n")
+    (tmp_path / "send_report_test.py").write_text(_EMAIL_CREW)
+    (tmp_path / "test_send_report.py").write_text(_EMAIL_CREW + "\n\ndef test_sends():\n    assert True\n")
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    reported = {line.split(":")[0] for line in proc.stdout.decode().splitlines() if ": DUP" in line}
+    # the real test module (a test function) stays out
+    assert reported == {"send_report_test.py"}, (proc.stdout + proc.stderr).decode()
+
+
+# ------------------------------------------------------------------------------ Gradio closures
+
+
+_BLOCKS_BUILDER = """\
+    import gradio as gr
+    from smolagents import InferenceClientModel, ToolCallingAgent
+    {module_level}
+
+    def build_ui():
+        {builder_level}
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            out = gr.Textbox()
+            send = gr.Button("Send")
+
+            def respond(message):
+                {handler_level}
+                return str(agent.run(message))
+
+            box.submit(respond, [box], [out])
+            send.click(respond, [box], [out])
+        return demo
+
+
+    if __name__ == "__main__":
+        build_ui().launch()
+    """
+_AGENT = "agent = ToolCallingAgent(tools=[], model=InferenceClientModel())"
+
+
+def test_agent_built_by_a_blocks_builder_and_closed_over_by_its_listeners() -> None:
+    """juliensimon/smolagents-mcp-demo client/code_client/client.py (f49090f): the function that
+    builds the Blocks UI builds the agent once; the listeners it defines and registers
+    (``msg.submit(respond, ...)``, ``submit_btn.click(respond, ...)``: two queues) run it for every
+    visitor. Gradio's listeners run per request (hosts.py) even when defined inside the builder,
+    and their bodies do not run inside its ``with gr.Blocks()``."""
+    found = _codes(_BLOCKS_BUILDER.format(module_level="", builder_level=_AGENT, handler_level="pass"))
+    assert found == [(6, "DUP101")]
+    # the same agent at module level, used by the nested listeners, is reported too
+    found = _codes(_BLOCKS_BUILDER.format(module_level=_AGENT, builder_level="pass", handler_level="pass"))
+    assert found == [(3, "DUP101")]
+
+
+def test_agent_built_by_each_listener_run_is_not_shared() -> None:
+    """The counterpart: the listener builds its own agent for every event."""
+    assert _codes(_BLOCKS_BUILDER.format(module_level="", builder_level="pass", handler_level=_AGENT)) == []
+
+
+def test_agent_held_by_a_client_object_the_builder_makes_once() -> None:
+    """juliensimon/smolagents-mcp-demo client/code_client/client.py:147, 314, 396 (f49090f): the
+    builder makes one ``MultiServerMCPClient`` whose ``setup_agent`` (called by ``__init__``) sets
+    ``self.agent``; the listeners run ``client.agent.run(...)``. Reported where the agent is set."""
+    source = """\
+        import gradio as gr
+        from smolagents import InferenceClientModel, ToolCallingAgent
+
+
+        class Client:
+            def __init__(self):
+                self.agent = None
+                self.setup()
+
+            def setup(self):
+                self.agent = ToolCallingAgent(tools=[], model=InferenceClientModel())
+
+
+        def build_ui():
+            client = Client()
+            with gr.Blocks() as demo:
+                box = gr.Textbox()
+
+                def respond(message):
+                    return str(client.agent.run(message))
+
+                box.submit(respond, [box], [box])
+            return demo
+        """
+    assert _codes(source) == [(11, "DUP101")]
+    # the counterpart: a client made by each event is the event's own
+    per_event = source.replace("            client = Client()\n", "").replace(
+        "                    return str(client",
+        "                    client = Client()\n                    return str(client",
+    )
+    assert _codes(per_event) == []
