@@ -921,7 +921,7 @@ class ProjectIndex:
         module = record.module if record is not None else ""
         directory = os.path.dirname(os.path.abspath(path)) if path is not None else None
         facts: dict[str, Fact] = {}
-        constants: list[tuple[str, _File, list[str]]] = []
+        constants: list[tuple[str, str, _File, list[str]]] = []
         for imported in scan_imports(text, package) if self._may_import_project(text, directory) else ():
             qualified = self.scoped(directory, imported.qualified)
             found = self._split(qualified)

@@ -12,7 +12,7 @@ from ...fixes import FixProposal
 from ...semantic.catalog import Kind
 from ...semantic.model import Model
 from ...semantic.shared import Shared, shared_objects, uses_in_concurrent_code, uses_through_history_getter
-from ..registry import Finding, RuleContext, rule
+from ..registry import Finding, ProposesFix, RuleContext, rule
 
 if TYPE_CHECKING:
     from ...project import Fact
@@ -100,6 +100,7 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
         caller = f", which is {called.built} at {called.where}" if called is not None else ""
         binding = shared.binding
         closure = binding is not None and binding.scope == "function" and "." not in binding.target
+        fix: ProposesFix
         if shared.holder is not None:
             fix = FixProposal.refuse(f"held by `{shared.holder.target}`: build it per request there")
         elif closure:  # the codemod moves a module-level binding into the handler
