@@ -388,3 +388,36 @@ def test_redis_backend_with_given_clients(redis_url):
 
     asyncio.run(main())
     raw.close()
+
+
+def test_redis_from_a_url_never_reads_a_late_reply_as_the_next_one(redis_url):
+    """A backend made from a URL sends its scripts on one connection per thread (no pool round
+    per call: ``bench/e2e/helpers_cost.py``). A reply that comes after the timeout must never be
+    taken for the next command's: the timed-out call raises ``StoreError`` and the connection is
+    dropped, so the next call, from this thread or a worker thread of the async API, reads its
+    own reply on a new connection; one thread makes one connection, however many calls."""
+    redis = pytest.importorskip("redis")
+    from dupguard.runtime import RedisBackend
+
+    admin = redis.Redis.from_url(redis_url)
+    prefix = f"late:{time.time_ns()}:"
+    store = RedisBackend(redis_url, prefix=prefix, socket_timeout=0.2)
+    try:
+        first = store.claim("k1", lease=30)
+        store.complete("k1", first.fence, "one", ttl=60)
+        before = len(admin.client_list())
+        for _ in range(20):
+            store.get("k1")
+        assert len(admin.client_list()) == before  # no new connection per call
+        admin.client_pause(700)  # the server answers nothing for 0.7 s
+        with pytest.raises(StoreError):
+            store.claim("k2", lease=30)  # times out
+        time.sleep(0.8)
+        record = store.get("k1")
+        assert record is not None and record.state == "done" and record.result == "one"
+        assert asyncio.run(store.aget("k1")).result == "one"
+        # a command left unanswered went with its connection: k2 is claimed on the new one
+        assert store.claim("k2", lease=30).acquired
+    finally:
+        store.close()
+        admin.close()
