@@ -93,3 +93,25 @@ def _ruff(path: Path) -> list[str]:
     import json
 
     return sorted(finding["code"] for finding in json.loads(out.stdout))
+
+
+def test_helpers_cost_counts_one_store_operation_per_step_and_no_thread_hop_on_sqlite(capsys):
+    """``bench/e2e/helpers_cost.py`` (issue 15's overhead): a turn of a fixed app costs its
+    session lease (claim, release) and, for a refund, the ledger's claim and completion: 2 + 2 x 4/6
+    = 3.33 store operations per turn in the load's mix, none of them handed to a worker thread
+    on an SQLite file nobody else writes (the statement runs on the loop's own connection; only
+    the WAL checkpoint, every 256 statements, goes to a thread)."""
+    sys.path.insert(0, str(E2E))
+    try:
+        import helpers_cost
+    finally:
+        sys.path.remove(str(E2E))
+    assert helpers_cost.main(["--stores", "none,memory,sqlite", "--turns", "60", "--repeat", "1"]) == 0
+    rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == {"none", "memory", "sqlite"}
+    assert rows["none"][2].strip() == "none"
+    for kind in ("memory", "sqlite"):
+        operations, hops = rows[kind][2].strip(), rows[kind][3].strip()
+        assert operations == "3.33 (claim 1.67, complete 0.67, release 1.00)", rows[kind]
+        # memory: none; SQLite: the WAL checkpoint, once every 256 statements (3.33 per turn before)
+        assert float(hops) <= 3.33 / 256 * 5, rows[kind]

@@ -11,7 +11,10 @@ with no faults, so that the app's own work is all there is to measure:
   are, no lease, no store).
 
 The order of the two alternates between rounds; the table gives each one's requests per second
-(median, min–max over ``--rounds``) and the helpers' overhead, ``1 - helpers / plain``.
+(median, min–max over ``--rounds``) and the helpers' overhead, ``1 - helpers / plain``, and the
+same for the server's CPU time per request (user + system, read from ``/proc`` while the load
+runs): on a machine shared with other work, requests per second mostly measure how much CPU the
+server was given, its CPU per request what the app costs; overhead there is ``helpers / plain - 1``.
 
     python bench/e2e/overhead.py                        # OpenAI Agents, SQLite store, 5 rounds
     python bench/e2e/overhead.py --frameworks llamaindex --python-llamaindex /tmp/venv-li/bin/python
@@ -34,6 +37,11 @@ from run import fake_model, make_fixed, python_for, serve_and_load, stop, stores
 PLAIN = HERE / "plain"
 
 
+def _cell(values: list[float], digits: int = 1) -> str:
+    """median (min–max)"""
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frameworks", default="openai_agents")
@@ -46,8 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python-openai_agents", help="interpreter with openai-agents")
     args = parser.parse_args(argv)
     load = Load(users=args.users, requests_per_user=args.requests, concurrency=args.concurrency)
-    print("| framework | store | helpers req/s | plain req/s | overhead |")
-    print("|---|---|---|---|---|")
+    print(
+        "| framework | store | rounds | helpers req/s | plain req/s | overhead (req/s) "
+        "| helpers server CPU ms/req | plain server CPU ms/req | overhead (CPU) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="dupguard-overhead-") as tmp:
         workdir = Path(tmp)
         urls, processes = stores([args.store] if args.store != "memory" else [], workdir)
@@ -60,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                         HERE / "apps" / f"{framework}_before.py", workdir / framework, python
                     )
                     rps: dict[str, list[float]] = {"helpers": [], "plain": []}
+                    cpu: dict[str, list[float]] = {"helpers": [], "plain": []}
                     for round_ in range(args.rounds):
                         order = ("helpers", "plain") if round_ % 2 == 0 else ("plain", "helpers")
                         for variant in order:
@@ -67,12 +79,19 @@ def main(argv: list[str] | None = None) -> int:
                             first = (PLAIN,) if variant == "plain" else ()
                             result = serve_and_load(fixed, python, 1, url, fake_url, load, run_dir, first)
                             rps[variant].append(result["rps"])
+                            if "server_cpu_ms" in result:
+                                cpu[variant].append(result["server_cpu_ms"])
                     helpers, plain = statistics.median(rps["helpers"]), statistics.median(rps["plain"])
-                    print(
-                        f"| {framework} | {args.store} | {helpers:.1f} ({min(rps['helpers']):.1f}–{max(rps['helpers']):.1f})"
-                        f" | {plain:.1f} ({min(rps['plain']):.1f}–{max(rps['plain']):.1f}) | {1 - helpers / plain:.1%} |",
-                        flush=True,
+                    row = (
+                        f"| {framework} | {args.store} | {args.rounds} | {_cell(rps['helpers'])} | {_cell(rps['plain'])}"
+                        f" | {1 - helpers / plain:.1%} |"
                     )
+                    if cpu["helpers"] and cpu["plain"]:
+                        more = statistics.median(cpu["helpers"]) / statistics.median(cpu["plain"]) - 1
+                        row += f" {_cell(cpu['helpers'], 2)} | {_cell(cpu['plain'], 2)} | {more:.1%} |"
+                    else:
+                        row += " – | – | – |"
+                    print(row, flush=True)
         finally:
             for process in processes:
                 stop(process)

@@ -148,10 +148,47 @@ def serve_and_load(
         )
     try:
         wait_port(port, server, log=log)
+        cpu_before = server_cpu(server.pid)
         outcome, secrets = asyncio.run(run_load(f"http://127.0.0.1:{port}", load))
+        cpu_after = server_cpu(server.pid)
     finally:
         stop(server)
-    return score(str(shop_db), outcome, secrets)
+    result = score(str(shop_db), outcome, secrets)
+    if cpu_before is not None and cpu_after is not None and outcome.sent:
+        result["server_cpu_ms"] = 1000 * (cpu_after - cpu_before) / outcome.sent
+    return result
+
+
+def server_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) used so far by process ``pid`` and its descendants (the
+    uvicorn workers), from ``/proc``; ``None`` where there is no ``/proc`` (not Linux).
+
+    The server's CPU per request measures what the app costs even on a machine busy with other
+    work, where requests per second mostly measure how much of the CPU the server was given."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    stats: dict[int, tuple[int, float]] = {}  # pid -> (parent, cpu seconds)
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        # after the command: state, ppid, …, utime (14th field of the line) and stime (15th)
+        stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    if pid not in stats:
+        return None
+    total, frontier = 0.0, [pid]
+    while frontier:
+        current = frontier.pop()
+        total += stats[current][1]
+        frontier.extend(child for child, (parent, _cpu) in stats.items() if parent == current)
+    return total
 
 
 def fresh_store(url: str, workdir: Path) -> str:

@@ -212,6 +212,96 @@ def test_sqlite_errors_are_store_errors(tmp_path):
         SQLiteBackend(":memory:")
 
 
+def test_sqlite_async_operations_on_a_free_file_make_no_hop_to_a_worker_thread(tmp_path, monkeypatch):
+    """The helpers' cost per turn in an async app (issue 15's overhead bound): on a file nobody
+    else is writing, an async operation runs its statement on the loop (microseconds) instead
+    of handing it to a worker thread and back (tens of microseconds of CPU, and the GIL from a
+    busy loop). The first use opens the loop's connection in a thread; after that, only the
+    periodic checkpoint does."""
+    store = SQLiteBackend(tmp_path / "s.db")
+    hops = []
+    to_thread = asyncio.to_thread
+
+    async def counted(fn, *args, **kwargs):
+        hops.append(getattr(fn, "__name__", fn))
+        return await to_thread(fn, *args, **kwargs)
+
+    async def turns() -> None:
+        await store.aget("warm")  # opens the loop's connection (in a worker thread)
+        hops.clear()
+        for i in range(50):
+            claim = await store.aclaim(f"k{i}", lease=5, payload="p")
+            assert claim.acquired
+            assert (await store.arenew(f"k{i}", claim.fence, lease=5)) == 5
+            await store.acomplete(f"k{i}", claim.fence, {"i": i}, ttl=30)
+            again = await store.aclaim(f"k{i}", lease=5)
+            assert again.status == "done" and again.result == {"i": i} and again.payload == "p"
+            other = await store.aclaim(f"r{i}", lease=5)
+            assert await store.arelease(f"r{i}", other.fence)
+            assert (await store.aget(f"k{i}")).result == {"i": i}
+            assert await store.aincr("n") == i + 1
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    try:
+        asyncio.run(turns())
+    finally:
+        store.close()
+    # 350 statements: the only hops are the checkpoints, one every 256 statements
+    assert hops == ["_checkpoint"]
+
+
+def test_sqlite_async_operation_on_a_locked_file_waits_in_a_thread_not_on_the_loop(tmp_path):
+    """Another connection holds the write lock: the loop's connection, which never waits, gets
+    SQLITE_BUSY with nothing written, and the statement runs again in a worker thread that
+    waits for the lock; the loop goes on meanwhile, and the claim then succeeds once."""
+    import sqlite3
+
+    store = SQLiteBackend(tmp_path / "s.db")
+    holder = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+
+    async def scenario() -> tuple[int, object, object]:
+        await store.aget("warm")
+        holder.execute("BEGIN IMMEDIATE")  # the write lock, as another process's writer holds it
+        ticks = 0
+        claiming = asyncio.ensure_future(store.aclaim("k", lease=5))
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not claiming.done()  # waiting for the lock, in a thread
+        holder.execute("COMMIT")
+        claim = await asyncio.wait_for(claiming, 10)
+        return ticks, claim, await store.aclaim("k", lease=5)
+
+    try:
+        ticks, claim, again = asyncio.run(scenario())
+    finally:
+        holder.close()
+        store.close()
+    assert ticks == 20
+    assert claim.acquired and again.status == "busy" and again.fence == claim.fence
+
+
+def test_sqlite_loop_connection_keeps_the_wal_checkpointed(tmp_path):
+    """The loop's connection does not checkpoint by itself (a checkpoint flushes the file to
+    disk, which the loop must not wait for): a worker thread does it every few hundred
+    statements, so the WAL stays small however many operations run on the loop."""
+    path = tmp_path / "s.db"
+    store = SQLiteBackend(path)
+
+    async def many() -> None:
+        for i in range(3000):
+            claim = await store.aclaim(f"k{i}", lease=5)
+            await store.acomplete(f"k{i}", claim.fence, "x" * 200, ttl=30)
+
+    try:
+        asyncio.run(many())
+        wal = (tmp_path / "s.db-wal").stat().st_size
+    finally:
+        store.close()
+    # 6000 commits of a few pages each would be tens of MB of WAL without a checkpoint
+    assert wal < 8 * 1024 * 1024, wal
+
+
 def test_redis_errors_are_store_errors_not_redis_errors():
     redis = pytest.importorskip("redis")
     pytest.importorskip("redis.asyncio")  # makes ``redis.asyncio`` available below
@@ -298,3 +388,37 @@ def test_redis_backend_with_given_clients(redis_url):
 
     asyncio.run(main())
     raw.close()
+
+
+def test_redis_from_a_url_never_reads_a_late_reply_as_the_next_one(redis_url):
+    """A backend made from a URL sends its scripts on one connection per thread (no pool round
+    per call: ``bench/e2e/helpers_cost.py``). A reply that comes after the timeout must never be
+    taken for the next command's: the timed-out call raises ``StoreError`` and the connection is
+    dropped, so the next call, from this thread or a worker thread of the async API, reads its
+    own reply on a new connection; one thread makes one connection, however many calls."""
+    redis = pytest.importorskip("redis")
+    from dupguard.runtime import RedisBackend
+
+    admin = redis.Redis.from_url(redis_url)
+    prefix = f"late:{time.time_ns()}:"
+    store = RedisBackend(redis_url, prefix=prefix, socket_timeout=0.2)
+    try:
+        first = store.claim("k1", lease=30)
+        store.complete("k1", first.fence, "one", ttl=60)
+        before = len(admin.client_list())
+        for _ in range(20):
+            store.get("k1")
+        assert len(admin.client_list()) == before  # no new connection per call
+        resumes = time.monotonic() + 1.5
+        admin.client_pause(1500)  # the server answers nothing for 1.5 s
+        with pytest.raises(StoreError):
+            store.claim("k2", lease=30)  # times out after 0.2 s
+        time.sleep(max(0.0, resumes - time.monotonic()) + 0.1)
+        record = store.get("k1")
+        assert record is not None and record.state == "done" and record.result == "one"
+        assert asyncio.run(store.aget("k1")).result == "one"
+        # a command left unanswered went with its connection: k2 is claimed on the new one
+        assert store.claim("k2", lease=30).acquired
+    finally:
+        store.close()
+        admin.close()

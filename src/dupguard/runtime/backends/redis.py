@@ -35,7 +35,9 @@ no loss at all) when completed keys must survive a restart.
 ones in worker threads, which works from any number of event loops. With an asyncio client
 the async methods are native and the sync ones raise ``TypeError`` (an asyncio client
 belongs to one loop). Clients made from a URL get a socket timeout and no transparent
-retries; every connection or server error surfaces as ``StoreError``. The scripts are
+retries, and the backend sends its scripts on one connection per thread, made with the
+client's settings, instead of a pool round per call (a third of the CPU per operation); every
+connection or server error surfaces as ``StoreError``. The scripts are
 written so that a retried call is harmless anyway (a claim is recognised by its token, a
 completion by its fence), except ``incr``, which may count twice if a client retries it.
 """
@@ -44,7 +46,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import secrets
+import threading
 import warnings
 from typing import Any, Literal
 
@@ -200,6 +204,11 @@ class RedisBackend(Backend):
         self._refused = (redis.exceptions.ResponseError, redis.exceptions.AuthorizationError)
         self.prefix = prefix
         self._owns_client = isinstance(client_or_url, str)
+        # URL-built: each thread sends its scripts on a connection of its own (see _direct)
+        self._local = threading.local()
+        self._direct_conns: list[tuple[threading.Thread, Any]] = []
+        self._direct_lock = threading.Lock()
+        self._closed = False
         self._sync: Any = None
         self._async: Any = None
         if isinstance(client_or_url, str):
@@ -258,6 +267,13 @@ class RedisBackend(Backend):
         warnings.warn(message, RuntimeWarning, stacklevel=4)
 
     def _check_policy(self) -> None:
+        if self._owns_client:
+            try:
+                policy = self._direct_policy()
+            except self._errors as exc:
+                raise StoreError(f"redis: reading maxmemory-policy failed: {exc}") from exc
+            self._judge(policy)
+            return
         try:
             try:
                 policy = _policy_from(self._sync.config_get("maxmemory-policy"), "maxmemory-policy")
@@ -296,6 +312,8 @@ class RedisBackend(Backend):
             )
         if not self._policy_ok:
             self._check_policy()
+        if self._owns_client:
+            return self._direct(name, key, *args)
         try:
             try:
                 return self._sync.evalsha(_SHA[name], 1, key, *args)
@@ -315,8 +333,84 @@ class RedisBackend(Backend):
         except self._errors as exc:
             raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
 
+    def _direct(self, name: str, key: str, *args: Any) -> Any:
+        """One script on this thread's own connection (a client made from a URL, so ours).
+
+        The client's own path (``evalsha``) takes a connection from the pool, checks it, runs
+        the command through its retry and instrumentation layers and gives it back: about
+        three times what sending the command and reading the reply costs (``bench/e2e/
+        helpers_cost.py``), paid on every claim and completion. Each thread (a worker thread of
+        ``asyncio.to_thread`` included) keeps one connection instead, made with the client's
+        settings (timeouts, no retries, credentials, TLS); redis-py drops it on a connection
+        error or timeout, so a late reply is never read as the next one, and the next command
+        connects again.
+        """
+        try:
+            try:
+                return self._command("EVALSHA", _SHA[name], 1, key, *args)
+            except self._noscript:  # a restarted or flushed server forgot the script
+                return self._command("EVAL", _LUA[name], 1, key, *args)
+        except self._errors as exc:
+            raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
+
+    def _command(self, *args: Any) -> Any:
+        """Send one command on this thread's connection and read its reply (see :meth:`_direct`)."""
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is None or local.pid != os.getpid():
+            conn = self._new_direct()
+        try:
+            conn.send_command(*args)
+            return conn.read_response()
+        except self._errors:
+            raise  # redis-py disconnected it if the connection is in doubt (an error reply is not)
+        except BaseException:  # interrupted between the command and its reply: never reuse it
+            conn.disconnect()
+            raise
+
+    def _direct_policy(self) -> str | None:
+        """:meth:`_check_policy` over this thread's connection (no connection of the pool's)."""
+        try:
+            reply = self._command("CONFIG", "GET", "maxmemory-policy")
+            if isinstance(reply, list):  # RESP2: a flat list of names and values
+                reply = dict(zip(reply[::2], reply[1::2]))
+            policy = _policy_from(reply, "maxmemory-policy")
+        except self._refused:  # CONFIG disabled, renamed or not permitted: managed Redis
+            policy = None
+        if policy is None:
+            try:
+                lines = _s(self._command("INFO", "memory")).splitlines()
+                policy = _policy_from(dict(line.split(":", 1) for line in lines if ":" in line), "maxmemory_policy")
+            except self._refused:
+                policy = None
+        return policy
+
+    def _new_direct(self) -> Any:
+        if self._closed:
+            raise StoreError("RedisBackend is closed")
+        pool = self._sync.connection_pool
+        conn = pool.connection_class(**pool.connection_kwargs)
+        self._local.conn, self._local.pid = conn, os.getpid()
+        with self._direct_lock:
+            # connections of finished threads are closed here, so thread churn cannot leak them
+            alive = []
+            for thread, other in self._direct_conns:
+                if thread.is_alive():
+                    alive.append((thread, other))
+                else:
+                    other.disconnect()
+            alive.append((threading.current_thread(), conn))
+            self._direct_conns = alive
+        return conn
+
     def close(self) -> None:
         if self._owns_client and self._sync is not None:
+            self._closed = True
+            with self._direct_lock:
+                conns, self._direct_conns = self._direct_conns, []
+            for _thread, conn in conns:
+                conn.disconnect()
+            self._local = threading.local()
             self._sync.close()
 
     # ------------------------------------------------------------------ decoding

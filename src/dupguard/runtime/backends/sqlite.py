@@ -9,8 +9,13 @@ power loss may lose the last transactions) and a busy timeout, so concurrent wri
 instead of failing. A statement that still cannot get the lock raises ``StoreError``.
 
 Times come from this host's wall clock in µs: every process sharing the file shares it.
-Each thread gets its own connection (``sqlite3`` connections are not thread-safe); the async
-methods run the sync ones in worker threads (``asyncio.to_thread``).
+Each thread gets its own connection (``sqlite3`` connections are not thread-safe). The async
+methods run their statement on the event loop's own connection, which never waits: a statement
+on a file nobody else is writing takes microseconds, less than handing it to a worker thread
+and back. When another connection holds the write lock, that connection reports it at once
+(nothing written) and the statement runs again in a worker thread (``asyncio.to_thread``),
+whose connection waits as above; checkpoints and large results go to a worker thread too, so
+the loop never waits for a lock or for the disk.
 
 A record is free when ``expires_at <= now``: that covers an expired lease (``pending``), an
 expired result (``done``) and a released key (``expires_at = 0``). Free rows are deleted
@@ -28,12 +33,15 @@ cannot un-run that call: its holder's completion fails with ``StoreError`` (``ex
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import secrets
 import sqlite3
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import StoreError
 from . import (
@@ -51,6 +59,29 @@ from . import (
 )
 
 __all__ = ["SQLiteBackend"]
+
+log = logging.getLogger("dupguard.runtime")
+_T = TypeVar("_T")
+
+_CHECKPOINT_EVERY = 256
+"""Statements on the loop's connection between two checkpoints (each writes a few pages; SQLite's
+own automatic checkpoint comes at 1000 pages of WAL)."""
+
+_INLINE_RESULT = 64 * 1024
+"""A completion whose result text is longer than this is written from a worker thread."""
+
+
+class _Busy(Exception):
+    """The loop's non-waiting connection found the database locked; nothing was written."""
+
+
+def _locked(exc: sqlite3.Error) -> bool:
+    """``SQLITE_BUSY`` or ``SQLITE_LOCKED`` (any extended code): another connection holds a lock."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (5, 6)
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
 
 if sqlite3.sqlite_version_info < (3, 35, 0):  # pragma: no cover - depends on the platform
     _TOO_OLD = f"SQLiteBackend needs SQLite >= 3.35 (RETURNING); this Python has {sqlite3.sqlite_version}"
@@ -178,9 +209,20 @@ class SQLiteBackend(Backend):
 
     # ------------------------------------------------------------------ connections
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, which waits up to ``busy_timeout`` for another writer."""
         conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
+        if conn is None:
+            conn = self._local.conn = self._open(threading.current_thread())
+        return conn
+
+    def _open(self, owner: threading.Thread, *, fast: bool = False) -> sqlite3.Connection:
+        """A new connection for ``owner`` (registered, so that ``close`` and thread churn close it).
+
+        ``fast``: the event loop's connection (see :meth:`_nonblocking`), which never waits for
+        the lock (``busy_timeout = 0``) and never checkpoints by itself (``wal_autocheckpoint =
+        0``): a checkpoint flushes the file to disk, which the loop must not wait for either, so
+        :meth:`_nonblocking` has a worker thread run them.
+        """
         if self._closed:
             raise StoreError("SQLiteBackend is closed")
         if self._file is not None:  # another thread's first statement: never create a new file
@@ -191,6 +233,9 @@ class SQLiteBackend(Backend):
             self._wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)
+            if fast:
+                conn.execute("PRAGMA busy_timeout = 0")
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {self.path!r}: {exc}") from exc
         try:
@@ -202,8 +247,6 @@ class SQLiteBackend(Backend):
         except StoreError:
             conn.close()
             raise
-        self._local.conn = conn
-        self._local.claims = 0
         with self._all_lock:
             # connections of finished threads are closed here, so thread churn cannot leak them
             alive = []
@@ -212,9 +255,14 @@ class SQLiteBackend(Backend):
                     alive.append((thread, other))
                 else:
                     other.close()
-            alive.append((threading.current_thread(), conn))
+            alive.append((owner, conn))
             self._all = alive
         return conn
+
+    def _discard(self, conn: sqlite3.Connection) -> None:
+        with self._all_lock:
+            self._all = [(thread, other) for thread, other in self._all if other is not conn]
+        conn.close()
 
     def _wal(self, conn: sqlite3.Connection) -> None:
         """Switch the file to WAL; many processes opening a new file at once may collide here."""
@@ -247,14 +295,20 @@ class SQLiteBackend(Backend):
         exc.retryable = False
         return exc
 
-    def _run(self, sql: str, params: Any) -> list[tuple]:
+    def _run(self, sql: str, params: Any, fast: sqlite3.Connection | None = None) -> list[tuple]:
+        """One statement, stepped to the end. ``fast``: the loop's non-waiting connection, on
+        which a locked database raises :class:`_Busy` (nothing was written) instead of waiting."""
         if self._closed:
             raise StoreError("SQLiteBackend is closed")
-        conn = self._connection()
+        conn = self._connection() if fast is None else fast
         try:
             # fetchall: the statement must step to the end, or its write would stay open
             rows = conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
+            if fast is not None and _locked(exc):
+                if conn.in_transaction:  # pragma: no cover - autocommit leaves none open
+                    conn.rollback()
+                raise _Busy from exc
             self._check_file()  # a replaced file explains any error best
             raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
         self._check_file()  # what the statement returned is only true if the path is still our file
@@ -277,78 +331,191 @@ class SQLiteBackend(Backend):
         self._local = threading.local()
 
     # ------------------------------------------------------------------ contract
+    # Each operation is split in two: the public method checks its arguments (and draws the
+    # claim's owner token) once, the ``_op`` runs the statement and may run twice, on the loop's
+    # non-waiting connection and then, if the file was locked, in a worker thread; the same
+    # token and fence make the second run equivalent to the first (which wrote nothing).
+
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        args = self._claim_args(key, lease, payload)
+        claim = self._claim_op(*args)
+        if self._sweep_due():
+            self._sweep()
+        return claim
+
+    def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        self._complete_op(*self._complete_args(key, fence, result, ttl))
+        self.waiters.notify(key)
+
+    def release(self, key: str, fence: int) -> bool:
+        released = self._release_op(check_key(key), fence, secrets.token_hex(8))
+        if released:
+            self.waiters.notify(key)
+        return released
+
+    def renew(self, key: str, fence: int, *, lease: float) -> float:
+        self._renew_op(check_key(key), fence, duration_us(lease, "lease"))
+        return lease
+
+    def get(self, key: str) -> Record | None:
+        return self._get_op(check_key(key))
+
+    def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         check_key(key)
-        lease_us = duration_us(lease, "lease")
-        payload = check_payload(payload)
+        return self._incr_op(key, amount, None if ttl is None else duration_us(ttl, "ttl"))
+
+    # ------------------------------------------------------------------ async
+    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+        claim = await self._nonblocking(self._claim_op, *self._claim_args(key, lease, payload))
+        if self._sweep_due():
+            await asyncio.to_thread(self._sweep)
+        return claim
+
+    async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+        args = self._complete_args(key, fence, result, ttl)
+        if len(args[2]) > _INLINE_RESULT:  # writing a large result is disk work: not on the loop
+            await asyncio.to_thread(self._complete_op, *args)
+        else:
+            await self._nonblocking(self._complete_op, *args)
+        self.waiters.notify(key)
+
+    async def arelease(self, key: str, fence: int) -> bool:
+        released = await self._nonblocking(self._release_op, check_key(key), fence, secrets.token_hex(8))
+        if released:
+            self.waiters.notify(key)
+        return released
+
+    async def arenew(self, key: str, fence: int, *, lease: float) -> float:
+        await self._nonblocking(self._renew_op, check_key(key), fence, duration_us(lease, "lease"))
+        return lease
+
+    async def aget(self, key: str) -> Record | None:
+        return await self._nonblocking(self._get_op, check_key(key))
+
+    async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        check_key(key)
+        return await self._nonblocking(self._incr_op, key, amount, None if ttl is None else duration_us(ttl, "ttl"))
+
+    async def _nonblocking(self, op: Callable[..., _T], *args: Any) -> _T:
+        """``op(*args)`` without blocking the event loop on a lock or a disk flush.
+
+        A statement on a database nobody else is writing takes microseconds, less than the
+        hand-off to a worker thread and back (``asyncio.to_thread``), which also needs the GIL
+        from a busy loop: the statement runs on the loop's own connection first, which never
+        waits (``busy_timeout = 0``). Only when another connection holds the write lock (raised
+        as :class:`_Busy`, before anything was written) does it run again in a worker thread,
+        whose connection waits up to ``busy_timeout``. Every ``_CHECKPOINT_EVERY`` statements on
+        the loop's connection, a worker thread checkpoints the WAL (the loop's connection never
+        does: see :meth:`_open`).
+        """
+        local = self._local
+        fast = getattr(local, "fast", None)
+        if fast is None:
+            # the first use on this thread: opening may wait (the schema, WAL mode), so a worker opens it
+            opened = await asyncio.to_thread(self._open, threading.current_thread(), fast=True)
+            fast = getattr(local, "fast", None)
+            if fast is None:
+                fast = local.fast = opened
+                local.since_checkpoint = 0
+            else:  # another task of this loop opened one meanwhile
+                self._discard(opened)
+        try:
+            result = op(*args, fast=fast)
+        except _Busy:
+            return await asyncio.to_thread(op, *args)
+        local.since_checkpoint += 1
+        if local.since_checkpoint >= _CHECKPOINT_EVERY:
+            local.since_checkpoint = 0
+            await asyncio.to_thread(self._checkpoint)
+        return result
+
+    # ------------------------------------------------------------------ statements
+    def _claim_args(self, key: str, lease: float, payload: str | None) -> tuple[str, int, str | None, str]:
+        check_key(key)
+        return key, duration_us(lease, "lease"), check_payload(payload), secrets.token_hex(8)
+
+    def _claim_op(
+        self, key: str, lease_us: int, payload: str | None, token: str, *, fast: sqlite3.Connection | None = None
+    ) -> Claim:
         now = _now()
-        token = secrets.token_hex(8)
         ((state, fence, end, stored_payload, result, owner),) = self._run(
-            _CLAIM, {"key": key, "now": now, "end": now + lease_us, "payload": payload, "token": token}
+            _CLAIM, {"key": key, "now": now, "end": now + lease_us, "payload": payload, "token": token}, fast
         )
-        self._maybe_sweep(now)
         if state == "pending" and owner == token:
             return Claim("acquired", fence, _seconds(end - now), stored_payload)
         if state == "done":
             return Claim("done", fence, _seconds(end - now), stored_payload, decode_result(result))
         return Claim("busy", fence, _seconds(end - now), stored_payload)
 
-    def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
+    @staticmethod
+    def _complete_args(key: str, fence: int, result: Any, ttl: float) -> tuple[str, int, str, int]:
         check_key(key)
         ttl_us = duration_us(ttl, "ttl")
-        text = encode_result(result)
+        return key, fence, encode_result(result), ttl_us
+
+    def _complete_op(
+        self, key: str, fence: int, text: str, ttl_us: int, *, fast: sqlite3.Connection | None = None
+    ) -> None:
         now = _now()
         ((state, got, _end),) = self._run(
-            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + ttl_us, "result": text}
+            _COMPLETE, {"key": key, "now": now, "fence": fence, "end": now + ttl_us, "result": text}, fast
         )
         if state != "done" or got != fence:
             raise lease_lost(key, fence, f"{state} under fence {got}")
-        self.waiters.notify(key)
 
-    def release(self, key: str, fence: int) -> bool:
-        check_key(key)
-        token = secrets.token_hex(8)
-        rows = self._run(_RELEASE, {"key": key, "fence": fence, "token": token})
+    def _release_op(self, key: str, fence: int, token: str, *, fast: sqlite3.Connection | None = None) -> bool:
+        rows = self._run(_RELEASE, {"key": key, "fence": fence, "token": token}, fast)
         if not rows:
             return False
         ((state, got, end, owner),) = rows
         if owner == token:
-            self.waiters.notify(key)
             return True
         if got != fence and end > _now():
             raise lease_lost(key, fence, f"{state} under fence {got}")
         return False
 
-    def renew(self, key: str, fence: int, *, lease: float) -> float:
-        check_key(key)
-        lease_us = duration_us(lease, "lease")
+    def _renew_op(self, key: str, fence: int, lease_us: int, *, fast: sqlite3.Connection | None = None) -> None:
         now = _now()
-        ((state, got, _end),) = self._run(_RENEW, {"key": key, "now": now, "fence": fence, "end": now + lease_us})
+        ((state, got, _end),) = self._run(_RENEW, {"key": key, "now": now, "fence": fence, "end": now + lease_us}, fast)
         if state != "pending" or got != fence:
             raise lease_lost(key, fence, f"{state} under fence {got}")
-        return lease
 
-    def get(self, key: str) -> Record | None:
-        check_key(key)
-        rows = self._run(_GET, (key,))
+    def _get_op(self, key: str, *, fast: sqlite3.Connection | None = None) -> Record | None:
+        rows = self._run(_GET, (key,), fast)
         now = _now()
         if not rows or rows[0][2] <= now:
             return None
         state, fence, end, payload, result = rows[0]
         return Record(state, fence, _seconds(end - now), payload, decode_result(result))
 
-    def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
-        check_key(key)
-        ttl_us = None if ttl is None else duration_us(ttl, "ttl")
+    def _incr_op(self, key: str, amount: int, ttl_us: int | None, *, fast: sqlite3.Connection | None = None) -> int:
         now = _now()
         ((value,),) = self._run(
-            _INCR, {"key": key, "amount": amount, "now": now, "end": None if ttl_us is None else now + ttl_us}
+            _INCR, {"key": key, "amount": amount, "now": now, "end": None if ttl_us is None else now + ttl_us}, fast
         )
         return value
 
-    def _maybe_sweep(self, now: int) -> None:
-        self._local.claims += 1
-        if self._local.claims % self.sweep_every:
-            return
-        for sql in _SWEEP.split(";"):
-            self._run(sql, {"now": now})
+    # ------------------------------------------------------------------ upkeep
+    def _sweep_due(self) -> bool:
+        """Every ``sweep_every`` claims made from this thread (either connection) a sweep is due."""
+        claims = getattr(self._local, "claims", 0) + 1
+        self._local.claims = claims
+        return claims % self.sweep_every == 0
+
+    def _sweep(self) -> None:
+        """Delete expired rows. Upkeep only: a failure is logged, never raised into the claim
+        that made the sweep due (that claim has succeeded, and its caller holds the key)."""
+        now = _now()
+        try:
+            for sql in _SWEEP.split(";"):
+                self._run(sql, {"now": now})
+        except StoreError as exc:
+            log.debug("dupguard: sweeping %r failed: %s", self.path, exc)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL back into the database (``PASSIVE``: never waits for readers or writers);
+        run in a worker thread for the loop's connection, which does not checkpoint itself."""
+        try:
+            self._run("PRAGMA wal_checkpoint(PASSIVE)", ())
+        except StoreError as exc:
+            log.debug("dupguard: checkpointing %r failed: %s", self.path, exc)
