@@ -11,13 +11,18 @@ truncated; past ``MAX_FUZZ_SIZE`` a file takes the max-file-size path),
 spliced, deleted and duplicated lines, and stray characters.
 
 Each example is written to a real file and goes through the pipeline's own entry points
-(read, decode, gate, parse, analyse, fix, write): ``lint_paths`` and ``fix_paths``. A file
+(read, decode, gate, parse, analyse, fix, write): ``lint_paths`` and ``fix_paths``, with the
+fuzz directory as the project root, so the project analysis (``project.py``) covers the example
+itself. (With the default root, the working directory, every example rebuilt the project index
+of the whole dupguard checkout, twice, without a cache: 2-4 s an example instead of 0.03 s.) A file
 may be reported as one that cannot be processed (syntax error, undecodable, too deeply
 nested); it may not be an internal error or a crash, and a file ``fix`` wrote must parse
 (and compile when the input did). A native crash here would take the test process down.
 
 The normal suite runs a short, derandomised pass; ``DUPGUARD_FUZZ_EXAMPLES=20000`` runs a long
-random one (the count of examples run is printed: ``pytest -s``). One more test runs a batch
+random one (``--hypothesis-seed`` fixes its seed). The counts are printed (``pytest -s``):
+examples run, and how many of them were distinct inputs (hypothesis may generate the same bytes
+twice), each one checked by both ``check`` and ``fix``. One more test runs a batch
 of mutated files through the command line with two workers, where a crash would be a dead
 worker rather than a dead test.
 """
@@ -25,6 +30,7 @@ worker rather than a dead test.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import random
 import subprocess
@@ -58,7 +64,15 @@ HEADERS = [
 MAX_FUZZ_SIZE = 64 * 1024
 SETTINGS = Settings(max_file_size=MAX_FUZZ_SIZE)
 EXAMPLES = int(os.environ.get("DUPGUARD_FUZZ_EXAMPLES", "0") or 0)
-RUN: dict[str, float] = {"examples": 0, "parsed": 0, "fixed": 0, "refused": 0, "slowest seconds": 0.0}
+RUN: dict[str, float] = {
+    "examples": 0,
+    "distinct": 0,
+    "parsed": 0,
+    "fixed": 0,
+    "refused": 0,
+    "slowest seconds": 0.0,
+}
+SEEN: set[bytes] = set()  # digests of the inputs run: the distinct count
 STARTED = time.monotonic()
 
 
@@ -212,13 +226,16 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     """``check`` then ``fix`` one file; every problem is a reason, never an internal error,
     and what ``fix`` writes parses."""
     RUN["examples"] += 1
+    SEEN.add(hashlib.blake2b(data, digest_size=16).digest())
+    RUN["distinct"] = len(SEEN)
     started = time.perf_counter()
     path = directory / "fuzzed.py"
     path.write_bytes(data)
-    checked = lint_paths([path], SETTINGS, use_cache=False)
+    settings = SETTINGS._replace(root=str(directory))  # the project is the example (module docstring)
+    checked = lint_paths([path], settings, use_cache=False)
     for error in checked.errors:
         assert not any(word in error.message for word in NOT_ALLOWED), error
-    fixed = fix_paths([path], SETTINGS, unsafe=True, write=True)
+    fixed = fix_paths([path], settings, unsafe=True, write=True)
     for error in fixed.errors:
         assert not any(word in error.message for word in NOT_ALLOWED), error
         RUN["refused"] += 1
@@ -234,6 +251,11 @@ def check_and_fix(directory: Path, data: bytes) -> None:
         print(f"fuzz: {RUN} after {time.monotonic() - STARTED:.0f} s", file=sys.stderr, flush=True)
 
 
+# built once: each ``from_grammar()`` builds a Lark parser of Python's grammar (2-3 s), which,
+# done per example, was most of the fuzz's time
+PROGRAMS = {"node": hypothesmith.from_node(), "grammar": hypothesmith.from_grammar(auto_target=False)}
+
+
 @st.composite
 def fuzzed(draw: Callable[[Any], Any]) -> bytes:
     pick = Chooser(draw=draw)
@@ -241,7 +263,7 @@ def fuzzed(draw: Callable[[Any], Any]) -> bytes:
     if kind == "seed":
         base = pick.choice(SEED_BYTES)
     else:
-        source = draw(hypothesmith.from_node() if kind == "node" else hypothesmith.from_grammar(auto_target=False))
+        source = draw(PROGRAMS[kind])
         base = source.encode("utf-8", "surrogatepass")
     return mutate(base, pick)
 
@@ -260,6 +282,7 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
+@pytest.mark.timeout(max(300, EXAMPLES))  # a long run: well under a second an example, even niced
 @FUZZ
 @given(data=fuzzed())
 def test_fuzzed_inputs_never_crash_check_or_fix(data: bytes, fuzz_dir: Path) -> None:
