@@ -20,7 +20,7 @@ nested); it may not be an internal error or a crash, and a file ``fix`` wrote mu
 (and compile when the input did). A native crash here would take the test process down.
 
 The normal suite runs a short, derandomised pass; ``DUPGUARD_FUZZ_EXAMPLES=20000`` runs a long
-random one (``--hypothesis-seed`` fixes its seed). The counts are printed (``pytest -s``):
+random one (``DUPGUARD_FUZZ_SEED`` fixes its seeds). The counts are printed (``pytest -s``):
 examples run, and how many of them were distinct inputs (hypothesis may generate the same bytes
 twice), each one checked by both ``check`` and ``fix``. One more test runs a batch
 of mutated files through the command line with two workers, where a crash would be a dead
@@ -42,7 +42,7 @@ from typing import Any
 
 import hypothesmith
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from dupguard.config import Settings
@@ -268,13 +268,13 @@ def fuzzed(draw: Callable[[Any], Any]) -> bytes:
     return mutate(base, pick)
 
 
-FUZZ = settings(
-    max_examples=EXAMPLES or 40,
-    derandomize=not EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+# A long run is cut into rounds of ``ROUND`` examples, each a fresh hypothesis run with its own
+# seed (``DUPGUARD_FUZZ_SEED`` + round; random unless set): one run of 20,000 examples slowed
+# from 0.07 s to about 0.5 s an example as the engine's record of every example drawn (over
+# 1 GB after 1,500) grew. SEEN and RUN span the rounds, so the counts are the whole run's.
+ROUND = 500
+ROUNDS = -(-EXAMPLES // ROUND) if EXAMPLES else 1
+SEED = int(os.environ.get("DUPGUARD_FUZZ_SEED", "") or random.randrange(2**32))
 
 
 @pytest.fixture(scope="module")
@@ -282,16 +282,30 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-@pytest.mark.timeout(max(300, EXAMPLES))  # a long run: well under a second an example, even niced
-@FUZZ
-@given(data=fuzzed())
-def test_fuzzed_inputs_never_crash_check_or_fix(data: bytes, fuzz_dir: Path) -> None:
-    check_and_fix(fuzz_dir, data)
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_fuzzed_inputs_never_crash_check_or_fix(round_: int, fuzz_dir: Path) -> None:
+    """One round of fresh hypothesis examples (see ``ROUND``); the normal suite: one derandomised round of 40."""
+
+    @settings(
+        max_examples=min(ROUND, EXAMPLES - round_ * ROUND) if EXAMPLES else 40,
+        derandomize=not EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(data=fuzzed())
+    def fuzz(data: bytes) -> None:
+        check_and_fix(fuzz_dir, data)
+
+    if EXAMPLES:
+        fuzz = seed(SEED + round_)(fuzz)
+    fuzz()
 
 
 def test_zz_report_the_fuzz_count() -> None:
     """Runs after the fuzz test (pytest keeps file order): the count for the record."""
-    print(f"\nfuzz: {RUN}, {time.monotonic() - STARTED:.0f} s")
+    seeds = f", seeds {SEED}..{SEED + ROUNDS - 1}" if EXAMPLES else ""
+    print(f"\nfuzz: {RUN}, {time.monotonic() - STARTED:.0f} s{seeds}")
     assert RUN["examples"] >= (EXAMPLES or 40) or RUN["examples"] == 0  # 0: the fuzz test was deselected
 
 
