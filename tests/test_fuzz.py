@@ -73,6 +73,9 @@ RUN: dict[str, float] = {
     "slowest seconds": 0.0,
 }
 SEEN: set[bytes] = set()  # digests of the inputs run: the distinct count
+# a file the digests are appended to (one hex line each): a long run in several processes
+# counts its distinct inputs with ``sort -u FILE | wc -l``
+DIGESTS = os.environ.get("DUPGUARD_FUZZ_DIGESTS", "")
 STARTED = time.monotonic()
 
 
@@ -226,7 +229,11 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     """``check`` then ``fix`` one file; every problem is a reason, never an internal error,
     and what ``fix`` writes parses."""
     RUN["examples"] += 1
-    SEEN.add(hashlib.blake2b(data, digest_size=16).digest())
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    SEEN.add(digest)
+    if DIGESTS:
+        with open(DIGESTS, "a", encoding="ascii") as out:
+            out.write(digest.hex() + "\n")
     RUN["distinct"] = len(SEEN)
     started = time.perf_counter()
     path = directory / "fuzzed.py"
@@ -271,8 +278,10 @@ def fuzzed(draw: Callable[[Any], Any]) -> bytes:
 # A long run is cut into rounds of ``ROUND`` examples, each a fresh hypothesis run with its own
 # seed (``DUPGUARD_FUZZ_SEED`` + round; random unless set): in one run of 20,000, hypothesis's
 # engine slowed from 0.07 s to about 0.5 s an example within 1,500 examples while the process
-# grew past 1 GB; rounds of 500 stay near 0.1 s and 250 MB. SEEN and RUN span the rounds, so
-# the counts are the whole run's.
+# grew past 1 GB; rounds of 500 stay near 0.1 s and 250 MB for a few thousand examples. The
+# process still grows (2.2 GB and about 1 s an example after 7,000), so a longer run goes in
+# several processes (``DUPGUARD_FUZZ_DIGESTS``; bench/RESULTS.md, "Hardening runs"). SEEN and
+# RUN span the rounds, so the counts are the process's.
 ROUND = 500
 ROUNDS = -(-EXAMPLES // ROUND) if EXAMPLES else 1
 SEED = int(os.environ.get("DUPGUARD_FUZZ_SEED", "") or random.randrange(2**32))
