@@ -231,9 +231,6 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     RUN["examples"] += 1
     digest = hashlib.blake2b(data, digest_size=16).digest()
     SEEN.add(digest)
-    if DIGESTS:
-        with open(DIGESTS, "a", encoding="ascii") as out:
-            out.write(digest.hex() + "\n")
     RUN["distinct"] = len(SEEN)
     started = time.perf_counter()
     path = directory / "fuzzed.py"
@@ -254,6 +251,9 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     elif not checked.errors:
         RUN["parsed"] += 1
     RUN["slowest seconds"] = max(RUN["slowest seconds"], round(time.perf_counter() - started, 2))
+    if DIGESTS:  # written once both commands passed: the file lists checked inputs only
+        with open(DIGESTS, "a", encoding="ascii") as out:
+            out.write(digest.hex() + "\n")
     if EXAMPLES and RUN["examples"] % 100 == 0:  # a long run says how far it got (pytest -s)
         print(f"fuzz: {RUN} after {time.monotonic() - STARTED:.0f} s", file=sys.stderr, flush=True)
 
