@@ -11,13 +11,18 @@ truncated; past ``MAX_FUZZ_SIZE`` a file takes the max-file-size path),
 spliced, deleted and duplicated lines, and stray characters.
 
 Each example is written to a real file and goes through the pipeline's own entry points
-(read, decode, gate, parse, analyse, fix, write): ``lint_paths`` and ``fix_paths``. A file
+(read, decode, gate, parse, analyse, fix, write): ``lint_paths`` and ``fix_paths``, with the
+fuzz directory as the project root, so the project analysis (``project.py``) covers the example
+itself. (With the default root, the working directory, every example rebuilt the project index
+of the whole dupguard checkout, twice, without a cache: 2-4 s an example instead of 0.03 s.) A file
 may be reported as one that cannot be processed (syntax error, undecodable, too deeply
 nested); it may not be an internal error or a crash, and a file ``fix`` wrote must parse
 (and compile when the input did). A native crash here would take the test process down.
 
 The normal suite runs a short, derandomised pass; ``DUPGUARD_FUZZ_EXAMPLES=20000`` runs a long
-random one (the count of examples run is printed: ``pytest -s``). One more test runs a batch
+random one (``DUPGUARD_FUZZ_SEED`` fixes its seeds). The counts are printed (``pytest -s``):
+examples run, and how many of them were distinct inputs (hypothesis may generate the same bytes
+twice), each one checked by both ``check`` and ``fix``. One more test runs a batch
 of mutated files through the command line with two workers, where a crash would be a dead
 worker rather than a dead test.
 """
@@ -25,6 +30,7 @@ worker rather than a dead test.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import random
 import subprocess
@@ -36,7 +42,7 @@ from typing import Any
 
 import hypothesmith
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from dupguard.config import Settings
@@ -58,7 +64,18 @@ HEADERS = [
 MAX_FUZZ_SIZE = 64 * 1024
 SETTINGS = Settings(max_file_size=MAX_FUZZ_SIZE)
 EXAMPLES = int(os.environ.get("DUPGUARD_FUZZ_EXAMPLES", "0") or 0)
-RUN: dict[str, float] = {"examples": 0, "parsed": 0, "fixed": 0, "refused": 0, "slowest seconds": 0.0}
+RUN: dict[str, float] = {
+    "examples": 0,
+    "distinct": 0,
+    "parsed": 0,
+    "fixed": 0,
+    "refused": 0,
+    "slowest seconds": 0.0,
+}
+SEEN: set[bytes] = set()  # digests of the inputs run: the distinct count
+# a file the digests are appended to (one hex line each): a long run in several processes
+# counts its distinct inputs with ``sort -u FILE | wc -l``
+DIGESTS = os.environ.get("DUPGUARD_FUZZ_DIGESTS", "")
 STARTED = time.monotonic()
 
 
@@ -212,13 +229,17 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     """``check`` then ``fix`` one file; every problem is a reason, never an internal error,
     and what ``fix`` writes parses."""
     RUN["examples"] += 1
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    SEEN.add(digest)
+    RUN["distinct"] = len(SEEN)
     started = time.perf_counter()
     path = directory / "fuzzed.py"
     path.write_bytes(data)
-    checked = lint_paths([path], SETTINGS, use_cache=False)
+    settings = SETTINGS._replace(root=str(directory))  # the project is the example (module docstring)
+    checked = lint_paths([path], settings, use_cache=False)
     for error in checked.errors:
         assert not any(word in error.message for word in NOT_ALLOWED), error
-    fixed = fix_paths([path], SETTINGS, unsafe=True, write=True)
+    fixed = fix_paths([path], settings, unsafe=True, write=True)
     for error in fixed.errors:
         assert not any(word in error.message for word in NOT_ALLOWED), error
         RUN["refused"] += 1
@@ -230,8 +251,16 @@ def check_and_fix(directory: Path, data: bytes) -> None:
     elif not checked.errors:
         RUN["parsed"] += 1
     RUN["slowest seconds"] = max(RUN["slowest seconds"], round(time.perf_counter() - started, 2))
+    if DIGESTS:  # written once both commands passed: the file lists checked inputs only
+        with open(DIGESTS, "a", encoding="ascii") as out:
+            out.write(digest.hex() + "\n")
     if EXAMPLES and RUN["examples"] % 100 == 0:  # a long run says how far it got (pytest -s)
         print(f"fuzz: {RUN} after {time.monotonic() - STARTED:.0f} s", file=sys.stderr, flush=True)
+
+
+# built once: each ``from_grammar()`` builds a Lark parser of Python's grammar (2-3 s), which,
+# done per example, was most of the fuzz's time
+PROGRAMS = {"node": hypothesmith.from_node(), "grammar": hypothesmith.from_grammar(auto_target=False)}
 
 
 @st.composite
@@ -241,18 +270,21 @@ def fuzzed(draw: Callable[[Any], Any]) -> bytes:
     if kind == "seed":
         base = pick.choice(SEED_BYTES)
     else:
-        source = draw(hypothesmith.from_node() if kind == "node" else hypothesmith.from_grammar(auto_target=False))
+        source = draw(PROGRAMS[kind])
         base = source.encode("utf-8", "surrogatepass")
     return mutate(base, pick)
 
 
-FUZZ = settings(
-    max_examples=EXAMPLES or 40,
-    derandomize=not EXAMPLES,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+# A long run is cut into rounds of ``ROUND`` examples, each a fresh hypothesis run with its own
+# seed (``DUPGUARD_FUZZ_SEED`` + round; random unless set): in one run of 20,000, hypothesis's
+# engine slowed from 0.07 s to about 0.5 s an example within 1,500 examples while the process
+# grew past 1 GB; rounds of 500 stay near 0.1 s and 250 MB for a few thousand examples. The
+# process still grows (2.2 GB and about 1 s an example after 7,000), so a longer run goes in
+# several processes (``DUPGUARD_FUZZ_DIGESTS``; bench/RESULTS.md, "Hardening runs"). SEEN and
+# RUN span the rounds, so the counts are the process's.
+ROUND = 500
+ROUNDS = -(-EXAMPLES // ROUND) if EXAMPLES else 1
+SEED = int(os.environ.get("DUPGUARD_FUZZ_SEED", "") or random.randrange(2**32))
 
 
 @pytest.fixture(scope="module")
@@ -260,15 +292,33 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-@FUZZ
-@given(data=fuzzed())
-def test_fuzzed_inputs_never_crash_check_or_fix(data: bytes, fuzz_dir: Path) -> None:
-    check_and_fix(fuzz_dir, data)
+# a round of a long run: 3 s an example (a slow one, such as a 36 KB file with a syntax error
+# after a 3,000-level ternary chain, cost libcst 14 s to reject, niced on a loaded machine)
+@pytest.mark.timeout(3 * ROUND if EXAMPLES else 300)
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_fuzzed_inputs_never_crash_check_or_fix(round_: int, fuzz_dir: Path) -> None:
+    """One round of fresh hypothesis examples (see ``ROUND``); the normal suite: one derandomised round of 40."""
+
+    @settings(
+        max_examples=min(ROUND, EXAMPLES - round_ * ROUND) if EXAMPLES else 40,
+        derandomize=not EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(data=fuzzed())
+    def fuzz(data: bytes) -> None:
+        check_and_fix(fuzz_dir, data)
+
+    if EXAMPLES:
+        fuzz = seed(SEED + round_)(fuzz)
+    fuzz()
 
 
 def test_zz_report_the_fuzz_count() -> None:
     """Runs after the fuzz test (pytest keeps file order): the count for the record."""
-    print(f"\nfuzz: {RUN}, {time.monotonic() - STARTED:.0f} s")
+    seeds = f", seeds {SEED}..{SEED + ROUNDS - 1}" if EXAMPLES else ""
+    print(f"\nfuzz: {RUN}, {time.monotonic() - STARTED:.0f} s{seeds}")
     assert RUN["examples"] >= (EXAMPLES or 40) or RUN["examples"] == 0  # 0: the fuzz test was deselected
 
 
