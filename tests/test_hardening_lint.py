@@ -716,3 +716,19 @@ def test_a_bad_gitignore_line_in_the_tree_does_not_stop_the_walk(tmp_path: Path)
     )
     proc = run_cli("check", "--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
     assert proc.returncode == 1 and _findings(proc) == [FINDING]
+
+
+def test_the_nesting_check_prints_no_warning_about_the_users_code(tmp_path: Path) -> None:
+    """The nesting check compiles a deep file with Python's own parser, which warns about what
+    it reads (an invalid escape such as ``"\\P"``: a DeprecationWarning before Python 3.12, a
+    SyntaxWarning since). Found by the long fuzz run (bench/RESULTS.md, "Hardening runs"): those
+    warnings reached stderr as ``<dupguard>:1: ...`` lines; they are about the user's code, not
+    dupguard's, and the finding list is the place for what dupguard has to say."""
+    _write(tmp_path, {"deep.py": AGENT_HEADER + 'PATTERN = "\\P"\nx = ' + "not " * 10_000 + "y\n"})
+    proc = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "dupguard", "check", "--isolated", "--no-cache", "deep.py"],
+        cwd=tmp_path,
+        capture_output=True,
+    )
+    assert proc.returncode == 1, proc.stderr.decode()[-300:]
+    assert b"escape sequence" not in proc.stderr and b"<dupguard>" not in proc.stderr, proc.stderr.decode()[-300:]

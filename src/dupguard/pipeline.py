@@ -366,9 +366,12 @@ def _too_deeply_nested(text: str) -> bool:
     if brackets <= MAX_BRACKET_DEPTH and not deep:
         return False
     import ast
+    import warnings
 
     try:
-        tree = compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():  # a warning about the user's code (``"\\P"``) is not ours to print
+            warnings.simplefilter("ignore")
+            tree = compile(text, "<dupguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         if "nested" in str(exc.msg) or "too complex" in str(exc.msg):
             return True
