@@ -447,6 +447,36 @@ def test_fix_refuses_a_file_this_user_cannot_write(shared_dir: Path) -> None:
     assert target.read_text() == FIXABLE and target.stat().st_uid == 0
 
 
+def test_fix_removes_what_a_killed_fix_left_behind_and_nothing_else(tmp_path: Path) -> None:
+    """A ``fix`` killed between naming the new content and renaming it over the file leaves
+    ``.<name>.<pid>.<n>.dupguard`` beside it (the long kill test counted 63 after 200 kills,
+    bench/RESULTS.md). The next ``fix`` of that file removes those whose process is gone; a live
+    process's, another file's and look-alikes stay."""
+    _write(tmp_path, {"app.py": FIXABLE})
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    alive = subprocess.Popen(["sleep", "30"])
+    try:
+        stale = [tmp_path / f".app.py.{gone.pid}.0.dupguard", tmp_path / f".app.py.{gone.pid}.3.dupguard"]
+        kept = [
+            tmp_path / f".app.py.{alive.pid}.0.dupguard",  # a fix still running
+            tmp_path / f".other.py.{gone.pid}.0.dupguard",  # another file's
+            tmp_path / f".app.py.{gone.pid}.x.dupguard",  # not a name dupguard makes
+        ]
+        for path in stale + kept:
+            path.write_text("partial")
+        (tmp_path / f".app.py.{gone.pid}.1.dupguard").symlink_to(tmp_path / "app.py")
+        kept.append(tmp_path / f".app.py.{gone.pid}.1.dupguard")  # a link is never removed through
+        proc = run_cli("fix", "--isolated", "--select", "DUP301", "app.py", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert (tmp_path / "app.py").read_text() == FIXED
+        assert [p.name for p in stale if os.path.lexists(p)] == []
+        assert [p.name for p in kept if not os.path.lexists(p)] == []
+    finally:
+        alive.kill()
+        alive.wait()
+
+
 def test_fix_keeps_hard_links_one_file(tmp_path: Path) -> None:
     target = _write(tmp_path, {"pkg/app.py": FIXABLE}) / "pkg" / "app.py"
     other = tmp_path / "other.py"

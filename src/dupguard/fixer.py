@@ -383,6 +383,42 @@ def _temporary_name(directory: str, name: str, attempt: int) -> str:
     return os.path.join(directory, f".{name}.{os.getpid()}.{attempt}.dupguard")
 
 
+def _remove_leftovers(directory: str, name: str) -> None:
+    """Temporary files an earlier ``fix`` left beside ``name`` when it was killed between
+    naming its new content (``_temporary_name``) and renaming it over the file: removed once
+    the process that made them is gone (a live one may still be renaming). The long kill test
+    found them piling up (bench/RESULTS.md, "Hardening runs")."""
+    prefix, suffix = f".{name}.", ".dupguard"
+    try:
+        entries = os.scandir(directory)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
+                continue
+            parts = entry.name[len(prefix) : -len(suffix)].split(".")
+            if len(parts) != 2 or not all(p.isdigit() for p in parts) or _alive(int(parts[0])):
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or no way to tell: leave its files alone
+        return True
+    return True
+
+
 def _write_new(directory: str, name: str, data: bytes, info: os.stat_result) -> str:
     """A new file in ``directory`` holding ``data``; returns its temporary name.
 
@@ -450,6 +486,7 @@ def write_atomic(path: Path, data: bytes, expected: bytes, before: os.stat_resul
         _write_in_place(target, data, info)
         return
     directory, name = os.path.split(target)
+    _remove_leftovers(directory, name)
     tmp: str | None = _write_new(directory, name, data, info)
     try:
         # the last moment to notice an edit made while this file was being written
