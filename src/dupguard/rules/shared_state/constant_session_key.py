@@ -10,6 +10,8 @@ graph resumes the previous user's pending tool calls. The key is constant when i
   instance (``settings.THREAD_ID``); the project index (``dupguard.project``) knows the other
   modules' constants;
 * an f-string with no per-request part (``f"{APP_NAME}-session"``);
+* ``self.SESSION_ID`` when ``__init__`` sets it to one literal and the class's instance is made at
+  module level (one helper, one key, for every caller);
 * the literal default of a helper's parameter, when per-request code calls the helper without it.
 
 It counts in a handler or worker, in a module-level config dict that a handler passes to a
@@ -159,7 +161,9 @@ def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> 
     if text is None or text.count(".") != 1:
         return None
     head, attr = text.split(".")
-    if head in ("self", "cls"):
+    if head == "self":
+        return _shared_instance_constant(model, text, fn)
+    if head == "cls":
         return None
     fact = model.fact(model.resolve(text))
     if fact is not None and fact.role == "key":
@@ -176,6 +180,35 @@ def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> 
         if member.scope == "class" and is_literal(member.value):
             return _code(member.value), f"`{text}`, a literal attribute of `{owner}`"
     return None
+
+
+def _shared_instance_constant(model: Model, text: str, fn: Function | None) -> tuple[str, str] | None:
+    """``self.SESSION_ID`` that ``__init__`` sets to one literal (and nothing else rebinds), on a class
+    whose one instance is made at module level (``helper = Helper()``): every caller of that instance
+    gets the same key. A class built per user or per request (``ChatAgent()`` in a factory) has a key
+    per instance, its store is per instance as well, and is not reported."""
+    if fn is None or fn.class_name is None:
+        return None
+    members = model.member_bindings(fn.class_name, text)
+    if not members or any(
+        m.function is None or m.function.name != "__init__" or not is_literal(m.value) for m in members
+    ):
+        return None
+    values = {_code(m.value) for m in members}
+    if len(values) != 1:
+        return None
+    instance = next(
+        (
+            b.target
+            for b in model.bindings
+            if b.scope == "module" and b.value_call is not None and b.value_call.func == fn.class_name
+        ),
+        None,
+    )
+    if instance is None:
+        return None
+    how = f"`{text}`, set in `{fn.class_name}.__init__` of the module-level instance `{instance}`"
+    return values.pop(), how
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -1,0 +1,68 @@
+"""Classes behind the misses of the second holdout (bench/real-apps.md, block ``holdout-2``), one test
+each with the counterpart that must stay quiet (or still be reported). The modules are written for
+the tests in the shape the cited applications had (repository, path and commit from
+bench/real-apps/repos-h2.toml); none is copied.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from dupguard.config import Settings
+from dupguard.pipeline import lint_text
+
+
+def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
+    settings = Settings()
+    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
+    return sorted((d.row, d.code) for d in found)
+
+
+# ------------------------------------------------------------------------------ DUP103, ADK
+
+
+ADK_HELPER = """\
+    from fastapi import FastAPI
+    from google.adk.agents import Agent
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+    app = FastAPI()
+
+
+    class Answerer:
+        def __init__(self):
+            self.CONVERSATION = "everyone"
+            self.runner = Runner(
+                agent=Agent(name="answerer", model="gemini-2.0-flash"),
+                app_name="answers",
+                session_service=InMemorySessionService(),
+            )
+
+        def reply(self, text, user):
+            return list(self.runner.run(user_id=user, session_id=self.CONVERSATION, new_message=text))
+
+    {make}
+
+
+    @app.post("/ask")
+    def ask(text: str, user: str):
+        return {use}.reply(text, user)
+    """
+
+
+def test_adk_session_id_fixed_in_init_of_a_module_level_helper() -> None:
+    """Shreyas9400/Discord_Agentic_Bot discord_bot.py:103/195 and web_search_agent.py:124 (bca4d5f):
+    a helper class fixes its ADK session id in ``__init__`` (``self.SESSION_ID = "..."``), one
+    instance is made at import, and every request runs ``Runner.run`` in that one session. The
+    ``self.`` attribute was never read as a constant."""
+    source = ADK_HELPER.format(make="answerer = Answerer()", use="answerer")
+    assert _codes(source) == [(19, "DUP103")]
+
+
+def test_adk_session_id_fixed_in_init_of_a_helper_built_per_request() -> None:
+    """The counterpart (the same repository's ChatAgent, built per user with its own
+    InMemorySessionService): an instance per request has its own store, so its constant key names a
+    conversation nobody else reaches."""
+    source = ADK_HELPER.format(make="", use="Answerer()")
+    assert _codes(source) == []
