@@ -66,3 +66,45 @@ def test_adk_session_id_fixed_in_init_of_a_helper_built_per_request() -> None:
     conversation nobody else reaches."""
     source = ADK_HELPER.format(make="", use="Answerer()")
     assert _codes(source) == []
+
+
+# ------------------------------------------------------------------------------ Discord bots
+
+
+DISCORD_BOT = """\
+    from discord.ext import commands
+    from google.adk.agents import Agent
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+    bot = commands.Bot(command_prefix="!")
+    runner = Runner(
+        agent=Agent(name="helper", model="gemini-2.0-flash"),
+        app_name="helper",
+        session_service=InMemorySessionService(),
+    )
+
+
+    {decorator}
+    async def ask(ctx, *, question: str):
+        for event in runner.run(user_id="bot", session_id="one-room", new_message=question):
+            await ctx.send(str(event))
+    """
+
+
+def test_discord_command_is_a_handler_every_user_runs() -> None:
+    """Shreyas9400/Discord_Agentic_Bot discord_bot.py:337 (bca4d5f): ``@bot.command`` functions run
+    for every user of the bot, each event as its own task; Discord bots were not a host, so a
+    constant ADK session id in one was never per-request code."""
+    assert _codes(DISCORD_BOT.format(decorator='@bot.command(name="ask")')) == [(16, "DUP103")]
+
+
+def test_discord_event_and_listener_are_handlers_too() -> None:
+    """The same for ``@bot.event`` and ``@bot.listen(...)`` (discord.py's other two ways in)."""
+    assert _codes(DISCORD_BOT.format(decorator="@bot.event")) == [(16, "DUP103")]
+    assert _codes(DISCORD_BOT.format(decorator='@bot.listen("on_message")')) == [(16, "DUP103")]
+
+
+def test_a_plain_function_in_a_bot_file_is_not_a_handler() -> None:
+    """The counterpart: without a bot decorator the function is not reached per user."""
+    assert _codes(DISCORD_BOT.format(decorator="")) == []
