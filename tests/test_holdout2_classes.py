@@ -108,3 +108,43 @@ def test_discord_event_and_listener_are_handlers_too() -> None:
 def test_a_plain_function_in_a_bot_file_is_not_a_handler() -> None:
     """The counterpart: without a bot decorator the function is not reached per user."""
     assert _codes(DISCORD_BOT.format(decorator="")) == []
+
+
+LISTENER_PER_COMMAND = """\
+    from discord.ext import commands
+
+    bot = commands.Bot(command_prefix="!")
+
+
+    @bot.command(name="follow")
+    async def follow(ctx):
+        room = ctx.channel.id
+
+        {register}
+        async def answer(message):
+            if message.channel.id == room:
+                await message.channel.send("seen")
+    """
+
+
+def test_discord_listener_registered_inside_a_command_piles_up() -> None:
+    """Shreyas9400/Discord_Agentic_Bot discord_bot.py:681 (bca4d5f): a command registers an
+    ``on_message`` listener with ``@bot.listen`` each time it runs; discord.py appends it to the
+    bot's ``extra_events`` and never drops it, so a second run answers every message twice. The
+    file imports no agent framework, so it was not even parsed."""
+    found = _codes(LISTENER_PER_COMMAND.format(register='@bot.listen("on_message")'))
+    assert found == [(10, "DUP401")]
+
+
+def test_discord_listener_hint_does_not_offer_register_once_for_a_decorator() -> None:
+    """The message must not suggest ``register_once(bot, answer, method="listen")``: ``listen``'s
+    argument is the event name, not the handler."""
+    settings = Settings()
+    source = textwrap.dedent(LISTENER_PER_COMMAND.format(register='@bot.listen("on_message")'))
+    (diag,) = lint_text("bot.py", source, settings, settings.enabled_codes())
+    assert "register_once" not in diag.message
+
+
+def test_a_nested_function_without_the_listener_decorator_registers_nothing() -> None:
+    """The counterpart: the same nested function, not handed to the bot."""
+    assert _codes(LISTENER_PER_COMMAND.format(register="")) == []

@@ -254,7 +254,7 @@ HOSTS: tuple[Host, ...] = (
         concurrency="every event is dispatched as its own asyncio task: handlers of different users interleave at "
         "every `await`; `bot.listen` inside a handler adds one more listener per run (kept in `extra_events`)",
         dupguard="the handlers are request handlers",
-        version="discord.py 2.x",
+        version="discord.py 2.0+ (Rapptz/discord.py 0019b713)",
         source="discord/client.py `Client.dispatch`/`_schedule_event` (a task per event); discord/ext/commands/bot.py "
         "`BotBase.listen`, `add_listener` (`extra_events`), `process_commands`",
     ),
