@@ -148,3 +148,40 @@ def test_discord_listener_hint_does_not_offer_register_once_for_a_decorator() ->
 def test_a_nested_function_without_the_listener_decorator_registers_nothing() -> None:
     """The counterpart: the same nested function, not handed to the bot."""
     assert _codes(LISTENER_PER_COMMAND.format(register="")) == []
+
+
+# ------------------------------------------------------------------------------ DUP401, LlamaIndex
+
+
+ENGINE_ROUTE = """\
+    from fastapi import FastAPI
+    from llama_index.core.callbacks import CallbackManager, LlamaDebugHandler
+
+    from .engine import make_engine
+
+    app = FastAPI()
+
+
+    @app.post("/chat")
+    async def chat(text: str):
+        engine = make_engine({kwargs})
+        engine.callback_manager.{register}(LlamaDebugHandler())
+        return await engine.astream_chat(text)
+    """
+
+
+def test_handler_appended_to_the_callback_manager_of_an_engine_built_per_request() -> None:
+    """DallanQ/pathway-chatbot backend/app/api/routers/chat.py:140 (86fe924): the engine is made per
+    request, but without ``callback_manager=`` a LlamaIndex engine takes the process-wide
+    ``Settings.callback_manager``, so appending a handler to its ``handlers`` adds one per request
+    to one manager. The local engine read as a per-request target, and ``handlers.append`` was not a
+    registration at all."""
+    assert _codes(ENGINE_ROUTE.format(kwargs="", register="handlers.append")) == [(12, "DUP401")]
+    assert _codes(ENGINE_ROUTE.format(kwargs="", register="add_handler")) == [(12, "DUP401")]
+
+
+def test_engine_built_with_its_own_callback_manager_is_per_request() -> None:
+    """The counterpart: an engine given a manager made for this request keeps its handlers to itself."""
+    own = "callback_manager=CallbackManager([])"
+    assert _codes(ENGINE_ROUTE.format(kwargs=own, register="handlers.append")) == []
+    assert _codes(ENGINE_ROUTE.format(kwargs=own, register="add_handler")) == []

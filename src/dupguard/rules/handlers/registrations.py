@@ -18,6 +18,8 @@ _LIFETIMES = {
     "singleton": "an attribute of the single module-level instance",
     "cached": "an object returned by a cached factory",
     "loop-invariant": "an object built before the loop",
+    "settings": "by default LlamaIndex's process-wide `Settings.callback_manager`: the object was built without "
+    "`callback_manager=`",
 }
 
 
