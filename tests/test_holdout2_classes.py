@@ -185,3 +185,15 @@ def test_engine_built_with_its_own_callback_manager_is_per_request() -> None:
     own = "callback_manager=CallbackManager([])"
     assert _codes(ENGINE_ROUTE.format(kwargs=own, register="handlers.append")) == []
     assert _codes(ENGINE_ROUTE.format(kwargs=own, register="add_handler")) == []
+
+
+def test_bound_method_handed_to_an_executor_runs_per_request() -> None:
+    """Shreyas9400/Discord_Agentic_Bot discord_bot.py:371 (bca4d5f): the command runs
+    ``loop.run_in_executor(None, dispatcher.dispatch, query)``; the method is passed, not called,
+    so only plain function names carried the handler's context to it before."""
+    source = ADK_HELPER.format(make="answerer = Answerer()", use="answerer").replace(
+        "return answerer.reply(text, user)",
+        "return await asyncio.get_running_loop().run_in_executor(None, answerer.reply, text, user)",
+    )
+    source = source.replace("def ask(", "async def ask(").replace("from fastapi", "import asyncio\n    from fastapi")
+    assert _codes(source) == [(20, "DUP103")]
