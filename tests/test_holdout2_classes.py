@@ -197,3 +197,39 @@ def test_bound_method_handed_to_an_executor_runs_per_request() -> None:
     )
     source = source.replace("def ask(", "async def ask(").replace("from fastapi", "import asyncio\n    from fastapi")
     assert _codes(source) == [(20, "DUP103")]
+
+
+# ------------------------------------------------------------------------------ DUP103, Streamlit cache
+
+
+CACHED_START = """\
+    import asyncio
+    import uuid
+
+    import streamlit as st
+    from google.adk.agents import Agent
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+
+    @st.cache_resource{args}
+    def start():
+        service = InMemorySessionService()
+        runner = Runner(agent=Agent(name="greeter", model="gemini-2.0-flash"), app_name="hi", session_service=service)
+        {sid}
+        asyncio.run(service.create_session(app_name="hi", user_id="visitor", session_id=sid))
+        return runner, sid
+    """
+_FROM_SESSION = 'sid = st.session_state.setdefault("sid", uuid.uuid4().hex)'
+
+
+def test_cache_resource_returns_the_first_visitors_adk_session_to_everyone() -> None:
+    """ketangoogle/google_adk_streamlit_chat_app services/adk_service.py:24 (3783017): a
+    ``@st.cache_resource`` function makes the ADK session id from ``st.session_state`` and returns
+    it with the runner; the cache runs it once, so every visitor gets the first one's session."""
+    assert _codes(CACHED_START.format(args="", sid=_FROM_SESSION), "svc.py") == [(11, "DUP103")]
+
+
+def test_session_scoped_cache_is_not_reported() -> None:
+    """The counterpart: ``@st.cache_resource(scope="session")`` runs the function once per session."""
+    assert _codes(CACHED_START.format(args='(scope="session")', sid=_FROM_SESSION), "svc.py") == []

@@ -19,6 +19,10 @@ call, and in a Streamlit script's session code when the graph or store it keys c
 another module (imported modules are loaded once per process; the script's own objects are
 rebuilt for every session, so a constant there selects a history that is already per session).
 
+A parameterless process-wide cached factory (``@st.cache_resource``) that reads ``st.session_state``
+and keys a conversation is reported too: it runs once, in the first visitor's session, and hands
+that visitor's key to every later session (``cached_session_keys``).
+
 Not flagged: a key whose store lives only for the request: a graph compiled in the handler with
 no checkpointer, or with an in-memory one made there (nothing outlives the run). The model
 records the keys (``Model.constant_keys``, ``Model.key_values``); this module decides which of
@@ -395,8 +399,44 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
                 )
 
 
+def cached_session_keys(model: Model) -> Iterator[tuple[Function, str]]:
+    """A process-wide cached factory (``@st.cache_resource`` without ``scope="session"``) with no
+    parameters that reads ``st.session_state`` and keys a conversation: its body runs once, in
+    the first visitor's session, and every later session gets that visitor's key back from the
+    cache (ketangoogle/google_adk_streamlit_chat_app services/adk_service.py, 3783017)."""
+    from ...semantic.hosts import process_cache
+    from ...semantic.nodes import dotted
+
+    for fn in model.functions:
+        if fn.params or not any(process_cache(d) for d in fn.decorators):
+            continue
+        keys = [k for k in (*model.key_values, *model.constant_keys) if k.function is fn]
+        if not keys:
+            continue
+        reads = any(
+            type(node) is cst.Attribute and model.resolve(dotted(node) or "") == "streamlit.session_state"
+            for node in _walk(fn.node.body)
+        )
+        if reads:
+            yield fn, keys[0].key
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
 @rule("DUP103", name="constant-session-key")
 def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for cached, name in cached_session_keys(model):
+        yield Finding(
+            cached.node.name,
+            f"`{cached.name}` is cached for the whole process but reads `st.session_state` and keys a conversation "
+            f"(`{name}`): it runs once, in the first visitor's session, and every later session gets that "
+            f"visitor's `{name}` from the cache; keep the id in `st.session_state` outside the cached function "
+            '(or cache with `scope="session"`)',
+        )
     for key, use in constant_session_keys(model):
         fn = use.function if use is not None else key.function
         streamlit = fn is None and reruns_per_session(model)
