@@ -35,6 +35,7 @@ if str(_SRC) not in sys.path:  # script mode from a framework venv
 
 from dupguard.semantic import catalog as catalog_mod
 from dupguard.semantic.catalog import RERUNS_TOOLS, Catalog, Entry, Kind, Registration, RetrySetting
+from dupguard.semantic.framework_modules import HOST_MODULES
 
 
 def _load_catalog_data():
@@ -51,6 +52,7 @@ def _load_catalog_data():
 
 
 DATA = _load_catalog_data()
+
 ENTRIES: tuple[Entry, ...] = DATA.ENTRIES
 REGISTRATIONS: tuple[Registration, ...] = DATA.REGISTRATIONS
 RETRY_SETTINGS: tuple[RetrySetting, ...] = DATA.RETRY_SETTINGS
@@ -188,7 +190,9 @@ def test_registration_methods_are_unique_and_covered():
         assert re.fullmatch(_IDENT, r.method), r.method
         for receiver in r.receivers:
             assert _DOTTED.match(receiver) or re.fullmatch(_IDENT, receiver), receiver
-            assert _covered(receiver), receiver
+            # a host's object (a Discord bot) is let through by the prefilter as well
+            hosted = any(receiver == h or receiver.startswith(h + ".") for h in HOST_MODULES)
+            assert _covered(receiver) or hosted, receiver
 
 
 def test_framework_modules_cover_every_entry():

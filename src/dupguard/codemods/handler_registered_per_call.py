@@ -76,6 +76,8 @@ def fix(ctx: FixContext, found: PerCallRegistration) -> FixProposal:
     if (
         found.target
         and isinstance(node.func, cst.Attribute)
+        # ``manager.handlers.append(h)`` is reported as add_handler: not a method register_once can call
+        and node.func.attr.value == found.site.method
         and len(args) == 1
         and args[0].keyword is None
         and not args[0].star

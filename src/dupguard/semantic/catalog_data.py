@@ -1460,6 +1460,25 @@ _SEMANTIC_KERNEL = (
 # --------------------------------------------------------------------------------------------
 REGISTRATIONS: tuple[Registration, ...] = (
     Registration(
+        method="listen",
+        framework="discord",
+        version="discord.py 2.0+ (Rapptz/discord.py 0019b713)",
+        source="discord/ext/commands/bot.py",
+        why="BotBase.listen(name) calls add_listener, which appends the function to "
+        "self.extra_events[name] with no duplicate check and nothing removes it, and dispatch "
+        "schedules every entry: run inside a command, each invocation adds one more listener.",
+        receivers=("discord.ext.commands", "discord.Bot", "discord.bot"),
+    ),
+    Registration(
+        method="add_listener",
+        framework="discord",
+        version="discord.py 2.0+ (Rapptz/discord.py 0019b713)",
+        source="discord/ext/commands/bot.py",
+        why="BotBase.add_listener appends to self.extra_events[name] with no duplicate check: "
+        "one more listener per call, each run for every later event.",
+        receivers=("discord.ext.commands", "discord.Bot", "discord.bot"),
+    ),
+    Registration(
         method="add_handler",
         framework="llama_index, langchain_core",
         version=_LI + "; " + _LCC,

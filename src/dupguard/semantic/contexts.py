@@ -155,6 +155,14 @@ def _called_per_request(model: Model, fn: Function) -> bool:
     return model.project is not None and model.project.called(fn.name) is not None
 
 
+def _bound_method(model: Model, dotted: str, fn: Function | None) -> Function | None:
+    """``obj.method`` where ``obj`` is bound to an instance of a class this module defines."""
+    head, method = dotted.split(".")
+    binding = model.local_binding(head, fn)
+    cls = binding.value_call.func if binding is not None and binding.value_call is not None else None
+    return model.function_named(method, cls) if cls in model.classes else None
+
+
 def _propagate(model: Model) -> None:
     """Spread contexts along calls (and function references passed to calls) to a fixed point.
 
@@ -169,6 +177,12 @@ def _propagate(model: Model) -> None:
         for arg in call.args:
             if arg.dotted and "." not in arg.dotted and "(" not in arg.dotted:
                 target = model.function_named(arg.dotted)
+                if target is not None:
+                    targets.append(target)
+            elif arg.dotted and arg.dotted.count(".") == 1 and "(" not in arg.dotted:
+                # ``loop.run_in_executor(None, router.route, text)``: a bound method of a
+                # module-level instance of a class defined here, handed on to be run
+                target = _bound_method(model, arg.dotted, call.function)
                 if target is not None:
                     targets.append(target)
         for target in targets:

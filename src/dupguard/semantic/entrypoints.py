@@ -290,6 +290,21 @@ for _cls in AGENTCORE_APPS:
 # handles every client's tool calls on one object.
 for _cls in ("mcp.server.lowlevel.Server", "mcp.server.lowlevel.server.Server", "mcp.server.Server"):
     HOST_APP_DECORATORS[_cls] = {m: HANDLER for m in ("call_tool", "read_resource", "get_prompt")}
+# Discord bots (discord.py 2.x: discord/client.py ``Client.dispatch`` schedules every event
+# handler as its own task; discord/ext/commands/bot.py ``BotBase.listen``/``add_listener`` append
+# to ``extra_events``, ``command`` registers a command that ``process_commands`` invokes per
+# message): one bot process serves every user, the handlers of different users interleave.
+DISCORD_BOTS = (
+    "discord.Client",
+    "discord.client.Client",
+    "discord.AutoShardedClient",
+    "discord.Bot",
+    "discord.ext.commands.Bot",
+    "discord.ext.commands.bot.Bot",
+    "discord.ext.commands.AutoShardedBot",
+)
+for _cls in DISCORD_BOTS:
+    HOST_APP_DECORATORS[_cls] = {m: HANDLER for m in ("event", "command", "hybrid_command", "listen", "slash_command")}
 del _cls
 
 # Decorators by qualified name (Chainlit 2.12.0, chainlit/callbacks.py: every per-session and

@@ -37,4 +37,6 @@ FRAMEWORK_MODULES: tuple[str, ...] = (
 # handlers are where per-request state is written (DUP106) and where a long-lived server runs
 # one agent for every client (DUP107). They have no catalog entries, so they are kept apart
 # from FRAMEWORK_MODULES (tests/test_catalog_data.py requires an entry for each of those).
-HOST_MODULES: tuple[str, ...] = ("gradio", "mcp", "fastmcp", "a2a")
+# A Discord bot file (discord.py) is the same kind of host, and its own listener registrations
+# (``@bot.listen`` inside a command) pile up per invocation (DUP401) with no agent import at all.
+HOST_MODULES: tuple[str, ...] = ("gradio", "mcp", "fastmcp", "a2a", "discord")

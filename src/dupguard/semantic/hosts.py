@@ -245,6 +245,20 @@ HOSTS: tuple[Host, ...] = (
         source="websockets/asyncio/server.py `serve(handler, ...)`",
     ),
     Host(
+        name="Discord bots",
+        modules=("discord",),
+        entry="`@bot.event`, `@bot.command(...)`, `@bot.hybrid_command(...)`, `@bot.listen(...)` on a "
+        "`commands.Bot`/`discord.Client` built in the file",
+        shared="module globals and objects the handlers use: one bot process answers every user and channel",
+        per_request="the handler's locals (`ctx`, `message`)",
+        concurrency="every event is dispatched as its own asyncio task: handlers of different users interleave at "
+        "every `await`; `bot.listen` inside a handler adds one more listener per run (kept in `extra_events`)",
+        dupguard="the handlers are request handlers",
+        version="discord.py 2.0+ (Rapptz/discord.py 0019b713)",
+        source="discord/client.py `Client.dispatch`/`_schedule_event` (a task per event); discord/ext/commands/bot.py "
+        "`BotBase.listen`, `add_listener` (`extra_events`), `process_commands`",
+    ),
+    Host(
         name="MCP servers",
         modules=("mcp", "fastmcp"),
         entry="`@mcp.tool()/resource()/prompt()` on `FastMCP`/`MCPServer`; `@server.call_tool()` on the low-level "

@@ -115,6 +115,26 @@ def _handler(call: Call) -> tuple[str, cst.CSTNode | None]:
     return code_of(call.node), None
 
 
+# LlamaIndex (llama-index-core 0.10.58 and later, core/callbacks/base.py ``CallbackManager``):
+# ``handlers`` is the list add_handler appends to; a component built without
+# ``callback_manager=`` takes ``Settings.callback_manager`` (core/settings.py, the engines'
+# ``from_defaults``), one manager for the whole process.
+_MANAGER_LIST = ".callback_manager.handlers"
+
+
+def settings_manager(model: Model, target: str, call: Call) -> bool:
+    """``engine.callback_manager`` of a local built by a call that passes no ``callback_manager=``,
+    in a file importing LlamaIndex: by default that is the process-wide ``Settings.callback_manager``,
+    even though the engine itself is made per request."""
+    head, _, rest = target.partition(".")
+    if rest != "callback_manager" or not any(q.startswith("llama_index") for q in model.imports.values()):
+        return False
+    bindings = model.bindings_in(head, call.function)
+    return bool(bindings) and all(
+        b.value_call is not None and b.value_call.kw("callback_manager") is None for b in bindings
+    )
+
+
 @analysis
 def sites(model: Model) -> list[Site]:
     """Every registration call of the file, in source order, then the bare decorator ones."""
@@ -122,11 +142,15 @@ def sites(model: Model) -> list[Site]:
     regs = model.catalog.registrations
     for call in model.calls:
         name = call.method or (call.func or "").rsplit(".", 1)[-1]
+        receiver = call.receiver
+        if name == "append" and receiver and receiver.endswith(_MANAGER_LIST):
+            # ``engine.callback_manager.handlers.append(h)``: add_handler written out by hand
+            name, receiver = "add_handler", receiver[: -len(".handlers")]
         reg = regs.get(name) if name else None
         if reg is None or not _matches_receivers(model, call, reg):
             continue
-        if call.receiver:
-            targets: tuple[str, ...] = (call.receiver,)
+        if receiver:
+            targets: tuple[str, ...] = (receiver,)
         elif call.callee is None:
             continue  # a local function that happens to share the name
         else:
@@ -218,6 +242,8 @@ def per_call_registrations(model: Model) -> Iterator[PerCallRegistration]:
             life = "global" if target == "" else lifetime(model, target, call)
             if life == "local" and why.loop is not None and bound_outside(model, target, call, why.loop):
                 life = "loop-invariant"
+            if life == "local" and settings_manager(model, target, call):
+                life = "settings"
             if life in (None, "local"):
                 continue
             if once_only(model, call, target, site.handler) or removed_in_scope(model, call, target):

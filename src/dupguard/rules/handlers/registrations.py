@@ -18,6 +18,8 @@ _LIFETIMES = {
     "singleton": "an attribute of the single module-level instance",
     "cached": "an object returned by a cached factory",
     "loop-invariant": "an object built before the loop",
+    "settings": "by default LlamaIndex's process-wide `Settings.callback_manager`: the object was built without "
+    "`callback_manager=`",
 }
 
 
@@ -27,9 +29,10 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _register_once_hint(site, target: str) -> str:
-    """``register_once(target, handler)`` fits one-argument registrations on an object."""
+    """``register_once(target, handler)`` fits one-argument registrations on an object (not a
+    decorator factory such as ``@bot.listen("on_message")``, whose argument is not the handler)."""
     args = site.call.args
-    if target and len(args) == 1 and args[0].keyword is None and not args[0].star:
+    if target and not site.decorator and len(args) == 1 and args[0].keyword is None and not args[0].star:
         return f'`dupguard.runtime.register_once({target}, {_short(site.handler, 40)}, method="{site.method}")`'
     return "a register-once flag checked before the call"
 

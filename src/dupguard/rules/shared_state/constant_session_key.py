@@ -10,12 +10,18 @@ graph resumes the previous user's pending tool calls. The key is constant when i
   instance (``settings.THREAD_ID``); the project index (``dupguard.project``) knows the other
   modules' constants;
 * an f-string with no per-request part (``f"{APP_NAME}-session"``);
+* ``self.SESSION_ID`` when ``__init__`` sets it to one literal and the class's instance is made at
+  module level (one helper, one key, for every caller);
 * the literal default of a helper's parameter, when per-request code calls the helper without it.
 
 It counts in a handler or worker, in a module-level config dict that a handler passes to a
 call, and in a Streamlit script's session code when the graph or store it keys comes from
 another module (imported modules are loaded once per process; the script's own objects are
 rebuilt for every session, so a constant there selects a history that is already per session).
+
+A parameterless process-wide cached factory (``@st.cache_resource``) that reads ``st.session_state``
+and keys a conversation is reported too: it runs once, in the first visitor's session, and hands
+that visitor's key to every later session (``cached_session_keys``).
 
 Not flagged: a key whose store lives only for the request: a graph compiled in the handler with
 no checkpointer, or with an in-memory one made there (nothing outlives the run). The model
@@ -159,7 +165,9 @@ def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> 
     if text is None or text.count(".") != 1:
         return None
     head, attr = text.split(".")
-    if head in ("self", "cls"):
+    if head == "self":
+        return _shared_instance_constant(model, text, fn)
+    if head == "cls":
         return None
     fact = model.fact(model.resolve(text))
     if fact is not None and fact.role == "key":
@@ -176,6 +184,35 @@ def _attribute_value(model: Model, node: cst.Attribute, fn: Function | None) -> 
         if member.scope == "class" and is_literal(member.value):
             return _code(member.value), f"`{text}`, a literal attribute of `{owner}`"
     return None
+
+
+def _shared_instance_constant(model: Model, text: str, fn: Function | None) -> tuple[str, str] | None:
+    """``self.SESSION_ID`` that ``__init__`` sets to one literal (and nothing else rebinds), on a class
+    whose one instance is made at module level (``helper = Helper()``): every caller of that instance
+    gets the same key. A class built per user or per request (``ChatAgent()`` in a factory) has a key
+    per instance, its store is per instance as well, and is not reported."""
+    if fn is None or fn.class_name is None:
+        return None
+    members = model.member_bindings(fn.class_name, text)
+    if not members or any(
+        m.function is None or m.function.name != "__init__" or not is_literal(m.value) for m in members
+    ):
+        return None
+    values = {_code(m.value) for m in members}
+    if len(values) != 1:
+        return None
+    instance = next(
+        (
+            b.target
+            for b in model.bindings
+            if b.scope == "module" and b.value_call is not None and b.value_call.func == fn.class_name
+        ),
+        None,
+    )
+    if instance is None:
+        return None
+    how = f"`{text}`, set in `{fn.class_name}.__init__` of the module-level instance `{instance}`"
+    return values.pop(), how
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -362,8 +399,44 @@ def _positional_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
                 )
 
 
+def cached_session_keys(model: Model) -> Iterator[tuple[Function, str]]:
+    """A process-wide cached factory (``@st.cache_resource`` without ``scope="session"``) with no
+    parameters that reads ``st.session_state`` and keys a conversation: its body runs once, in
+    the first visitor's session, and every later session gets that visitor's key back from the
+    cache (ketangoogle/google_adk_streamlit_chat_app services/adk_service.py, 3783017)."""
+    from ...semantic.hosts import process_cache
+    from ...semantic.nodes import dotted
+
+    for fn in model.functions:
+        if fn.params or not any(process_cache(d) for d in fn.decorators):
+            continue
+        keys = [k for k in (*model.key_values, *model.constant_keys) if k.function is fn]
+        if not keys:
+            continue
+        reads = any(
+            type(node) is cst.Attribute and model.resolve(dotted(node) or "") == "streamlit.session_state"
+            for node in _walk(fn.node.body)
+        )
+        if reads:
+            yield fn, keys[0].key
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
 @rule("DUP103", name="constant-session-key")
 def constant_session_key(model: Model, ctx: RuleContext) -> Iterable[Finding]:
+    for cached, name in cached_session_keys(model):
+        yield Finding(
+            cached.node.name,
+            f"`{cached.name}` is cached for the whole process but reads `st.session_state` and keys a conversation "
+            f"(`{name}`): it runs once, in the first visitor's session, and every later session gets that "
+            f"visitor's `{name}` from the cache; keep the id in `st.session_state` outside the cached function "
+            '(or cache with `scope="session"`)',
+        )
     for key, use in constant_session_keys(model):
         fn = use.function if use is not None else key.function
         streamlit = fn is None and reruns_per_session(model)
