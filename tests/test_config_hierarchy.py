@@ -554,13 +554,19 @@ def test_colour_on_a_terminal_and_never_in_machine_formats(tmp_path: Path) -> No
 def test_watch_lints_again_after_an_edit_and_ctrl_c_exits_0(tmp_path: Path) -> None:
     root = _write(tmp_path, {"app.py": "print('nothing to see')\n", "pyproject.toml": "[tool.dupguard]\n"})
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "DUPGUARD_DEBUG")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dupguard", "check", "--no-cache", "--watch", "."],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    # Ctrl-C as in a terminal: a test run started in the background (``pytest &``, ``nohup``) has
+    # SIGINT ignored, which the watch would inherit and keep; a handler is not inherited
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dupguard", "check", "--no-cache", "--watch", "."],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert proc.stdout is not None
 
     def until_watching() -> list[str]:
