@@ -81,3 +81,14 @@ def run_cli(
         env=full_env,
         timeout=300,
     )
+
+
+def lint_codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
+    """(row, code) of every finding of every enabled rule on ``source`` (dedented), linted in
+    process as the file ``name`` with the default settings: the one-module precision tests' probe."""
+    from dupguard.config import Settings
+    from dupguard.pipeline import lint_text
+
+    settings = Settings()
+    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
+    return sorted((d.row, d.code) for d in found)

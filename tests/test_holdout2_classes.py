@@ -10,12 +10,9 @@ import textwrap
 
 from dupguard.config import Settings
 from dupguard.pipeline import lint_text
+from linthelpers import lint_codes
 
-
-def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
-    settings = Settings()
-    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
-    return sorted((d.row, d.code) for d in found)
+_codes = lint_codes
 
 
 # ------------------------------------------------------------------------------ DUP103, ADK

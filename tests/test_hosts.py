@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from dupguard.config import Settings
-from dupguard.pipeline import lint_text
 from dupguard.semantic.hosts import HOSTS
+from linthelpers import lint_codes
 
 
 def _model(source: str):
@@ -32,10 +32,7 @@ def _model(source: str):
     return build_model(cst.parse_module(source), catalog_for(Settings()), Settings())
 
 
-def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
-    settings = Settings()
-    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
-    return sorted((d.row, d.code) for d in found)
+_codes = lint_codes
 
 
 # ------------------------------------------------------------------------------ Streamlit

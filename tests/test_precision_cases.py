@@ -12,15 +12,10 @@ from pathlib import Path
 
 from dupguard.config import Settings
 from dupguard.fixer import fix_bytes
-from dupguard.pipeline import lint_text
 from dupguard.rulemeta import all_rules
-from linthelpers import run_cli
+from linthelpers import lint_codes, run_cli
 
-
-def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
-    settings = Settings()
-    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
-    return sorted((d.row, d.code) for d in found)
+_codes = lint_codes
 
 
 def _fixed(source: str, code: str) -> str:

@@ -6,18 +6,11 @@ path and commit from bench/real-apps/repos-*.toml); none is copied.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from dupguard.config import Settings
-from dupguard.pipeline import lint_text
-from linthelpers import run_cli
+from linthelpers import lint_codes, run_cli
 
-
-def _codes(source: str, name: str = "app.py") -> list[tuple[int, str]]:
-    settings = Settings()
-    found = lint_text(name, textwrap.dedent(source), settings, settings.enabled_codes())
-    return sorted((d.row, d.code) for d in found)
+_codes = lint_codes
 
 
 # ------------------------------------------------------------------------------ DUP103
