@@ -178,7 +178,7 @@ def test_a_cache_copied_from_another_user_is_ignored(tmp_path: Path) -> None:
 def test_a_wrongly_shaped_cache_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry) -> None:
     """Item 10: a cache entry of the wrong shape (even one with a valid MAC, as a bug or an
     older release could write) is a miss, never an internal error."""
-    from dupguard.cache import Cache, user_key
+    from dupguard.cache import Cache, linter_build, user_key
 
     project = _write(tmp_path / "project", {"app.py": SHARED_AGENT})
     env = _user_cache(tmp_path)
@@ -188,11 +188,36 @@ def test_a_wrongly_shaped_cache_entry_is_ignored(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
     key = user_key()
     assert key is not None
-    cache = Cache(project / ".dupguard_cache", JSON_SETTINGS.lint_hash(), __version__, key, base=project)
+    cache = Cache(
+        project / ".dupguard_cache", JSON_SETTINGS.lint_hash(), __version__, key, base=project, build=linter_build()
+    )
     cache.put(_cache_key(SHARED_AGENT), entry)
     cache.save()
     proc = run_cli(*args, cwd=project, env=env)
     assert proc.returncode == 1 and _findings(proc) == [FINDING]
+
+
+@pytest.mark.parametrize("same_build", [True, False], ids=["this-build", "another-build"])
+def test_results_of_another_build_of_the_linter_are_not_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, same_build: bool
+) -> None:
+    """This user's own cache, written by another build of dupguard with the same version number
+    (an editable install before an edit to a rule, a pre-commit environment of an earlier commit):
+    its results are not this build's and are recomputed. With this build's fingerprint the same
+    entry is believed, which is what shows the fingerprint is what excludes it."""
+    from dupguard.cache import Cache, linter_build, user_key
+
+    project = _write(tmp_path / "project", {"app.py": SHARED_AGENT})
+    env = _user_cache(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    key = user_key()
+    assert key is not None
+    build = linter_build() if same_build else "an-earlier-build"
+    cache = Cache(project / ".dupguard_cache", JSON_SETTINGS.lint_hash(), __version__, key, base=project, build=build)
+    cache.put(_cache_key(SHARED_AGENT), [])  # "no findings", as a build without the rule would say
+    cache.save()
+    proc = run_cli("check", "--isolated", "--output-format", "json", ".", cwd=project, env=env)
+    assert _findings(proc) == ([] if same_build else [FINDING])
 
 
 def test_without_a_private_place_for_the_key_there_is_no_cache(shared_dir: Path) -> None:

@@ -12,6 +12,9 @@ entries, under a key kept outside the project, in the user's cache directory
 (``$XDG_CACHE_HOME/dupguard/key``, else ``~/.cache/dupguard/key``, created 0600). A file
 whose MAC does not match was not written by this user's dupguard and is ignored whole;
 without a private place for the key (a read-only or missing home) there is no cache at all.
+The MAC also covers :func:`linter_build`, a fingerprint of the linter's own files: the version
+number alone does not change when an editable install or a pre-commit environment built from a
+later commit runs the rules, and results of other rules must not be replayed as this one's.
 
 Links: a repository can also commit symbolic links where the cache would write. Every
 directory from the project root down to the cache file is opened without following a link,
@@ -40,6 +43,25 @@ _READ = os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 # ----------------------------------------------------------------------------- the key
+
+
+def linter_build() -> str:
+    """A fingerprint of the files that decide findings: every module and data file of the package but
+    the runtime, by path, size and modification time (as Python's own bytecode cache does; a stat of
+    about a hundred files, ~1 ms). A reinstall or an edit changes it, so results are recomputed."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(digest_size=16)
+    for directory, subdirs, names in os.walk(package):
+        subdirs[:] = sorted(d for d in subdirs if d not in ("__pycache__", "runtime"))
+        for name in sorted(names):
+            if name.endswith((".py", ".toml", ".json")):
+                path = os.path.join(directory, name)
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue
+                digest.update(f"{os.path.relpath(path, package)}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
 
 
 def key_path() -> Path | None:
@@ -154,11 +176,19 @@ class Cache:
 
     ``base``: the project root when ``directory`` is relative to it (from a config file or
     the default): every directory below ``base`` is opened without following links. None
-    for a directory named on the command line. ``key``: :func:`user_key`.
+    for a directory named on the command line. ``key``: :func:`user_key`. ``build``:
+    :func:`linter_build`, authenticated with the entries (a file from another build is ignored).
     """
 
     def __init__(
-        self, directory: Path, settings_hash: str, version: str, key: bytes, *, base: Path | None = None
+        self,
+        directory: Path,
+        settings_hash: str,
+        version: str,
+        key: bytes,
+        *,
+        base: Path | None = None,
+        build: str = "",
     ) -> None:
         self.directory = directory
         self.base = base
@@ -166,14 +196,15 @@ class Cache:
         self.version_dir = f"v{version}"
         self.path = directory / self.version_dir / self.name
         self._key = key
-        self._context = f"dupguard-cache\0{version}\0{settings_hash}\0".encode()
+        self._build = build
+        self._context = f"dupguard-cache\0{version}\0{build}\0{settings_hash}\0".encode()
         self._entries: dict[str, Any] | None = None
         self._dirty = False
 
     def sibling(self, name: str) -> Cache:
         """Another cache file beside this one (same directory, version, key and link rules):
         where the project index keeps its per-file summaries and answers (``dupguard.project``)."""
-        return Cache(self.directory, name, self.version_dir[1:], self._key, base=self.base)
+        return Cache(self.directory, name, self.version_dir[1:], self._key, base=self.base, build=self._build)
 
     def entries(self) -> dict[str, Any]:
         """Every entry, read (and authenticated) on first use."""

@@ -966,7 +966,7 @@ def check_cache_directory(directory: Path, settings: Settings, files: list[Path]
 
 
 def _open_cache(settings: Settings, files: list[Path]) -> Cache | None:
-    from .cache import Cache, user_key  # hashlib and json: not needed with --no-cache
+    from .cache import Cache, linter_build, user_key  # hashlib and json: not needed with --no-cache
 
     directory = cache_directory(settings)
     check_cache_directory(directory, settings, files)
@@ -976,7 +976,7 @@ def _open_cache(settings: Settings, files: list[Path]) -> Cache | None:
     # a relative cache-dir (from a config file, or the default) is created under the root
     # without following links; an absolute one was named on the command line
     base = None if Path(settings.cache_dir).is_absolute() else Path(settings.root)
-    return Cache(directory, settings.lint_hash(), __version__, key, base=base)
+    return Cache(directory, settings.lint_hash(), __version__, key, base=base, build=linter_build())
 
 
 def lint_paths(
