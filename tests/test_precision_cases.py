@@ -722,6 +722,85 @@ def test_awaiting_a_factory_that_suspends_is_still_reported() -> None:
     assert (24, "DUP205") in _codes(source)
 
 
+_THREAD_ACCESSORS = """\
+    import asyncio
+
+    from fastapi import FastAPI, Request
+    from openai import AsyncOpenAI
+
+    api = FastAPI()
+
+
+    async def still_open(thread_id: str) -> bool:
+        return (await AsyncOpenAI().beta.threads.retrieve(thread_id)) is not None
+
+
+    class Conversations:
+        def __init__(self):
+            self._sender_threads = {{}}
+            self._lock = asyncio.Lock()
+
+        def thread_of(self, sender: str):
+            return self._sender_threads.get(sender)
+
+        def remember_thread(self, sender: str, thread_id: str) -> None:
+            self._sender_threads[sender] = thread_id
+
+        async def ensure_thread(self, sender: str) -> str:
+        {body}
+
+
+    conversations = Conversations()
+
+
+    @api.post("/sms")
+    async def sms(request: Request) -> dict:
+        form = await request.form()
+        thread_id = await conversations.ensure_thread(form["From"])
+        return {{"thread": thread_id}}
+    """
+
+_UNLOCKED_ENSURE = """\
+    known = self.thread_of(sender)
+            if known:
+                if await still_open(known):
+                    return known
+            created = await AsyncOpenAI().beta.threads.create()
+            self.remember_thread(sender, created.id)
+            return created.id"""
+
+
+def test_a_thread_looked_up_and_stored_through_accessor_methods_is_reported() -> None:
+    """brickflows/twilocall@731e086d7c685479206c868ceb5359f0100ffa78 app.py:226-244
+    (bench/real-apps/labels-pub16.toml): a Twilio webhook's sender is mapped to an Assistants thread
+    through a getter that only returns ``self._user_threads.get(uid)`` and a setter that only stores
+    into it; between them the thread is created with awaits. Two quick messages of one sender both
+    find no thread, both create one, and the second store wins."""
+    assert (30, "DUP205") in _codes(_THREAD_ACCESSORS.format(body=_UNLOCKED_ENSURE))
+
+
+def test_accessor_stores_under_a_lock_or_without_an_await_are_not_reported() -> None:
+    """The counterparts: the same check-and-create under the instance's ``asyncio.Lock``, and a
+    setter call with no ``await`` between the lookup and the store, cannot interleave."""
+    locked = """\
+    async with self._lock:
+                known = self.thread_of(sender)
+                if known:
+                    if await still_open(known):
+                        return known
+                created = await AsyncOpenAI().beta.threads.create()
+                self.remember_thread(sender, created.id)
+                return created.id"""
+    assert [c for c in _codes(_THREAD_ACCESSORS.format(body=locked)) if c[1] == "DUP205"] == []
+    no_await = """\
+    known = self.thread_of(sender)
+            if known:
+                return known
+            self.remember_thread(sender, "local-" + sender)
+            return self.thread_of(sender)"""
+    assert [c for c in _codes(_THREAD_ACCESSORS.format(body=no_await)) if c[1] == "DUP205"] == []
+
+
 # ------------------------------------------------------------------------------ DUP506
 
 
