@@ -801,6 +801,51 @@ def test_accessor_stores_under_a_lock_or_without_an_await_are_not_reported() -> 
     assert [c for c in _codes(_THREAD_ACCESSORS.format(body=no_await)) if c[1] == "DUP205"] == []
 
 
+_MANAGER_WITH_DEMO = """\
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+
+    class ChatThreads:
+        def __init__(self) -> None:
+            self.chat_threads = {{}}
+            self.client = AsyncOpenAI()
+
+        async def ask(self, chat_id: int, text: str) -> str:
+            if {key} not in self.chat_threads:
+                thread = await self.client.beta.threads.create()
+                self.chat_threads[{key}] = thread.id
+            thread_id = self.chat_threads[{key}]
+            await self.client.beta.threads.messages.create(thread_id=thread_id, role="user", content=text)
+            return thread_id
+
+
+    async def demo() -> None:
+        threads = ChatThreads()
+        print(await threads.ask(1, "hello"))
+
+
+    if __name__ == "__main__":
+        asyncio.run(demo())
+    """
+
+
+def test_a_per_chat_store_only_the_modules_demo_calls_is_still_reported() -> None:
+    """senylar/latoken_hack@84576907ec57e0b3116a556bea9de97558bd2eea chat_gpt_api/assistant.py:38-41
+    (bench/real-apps/labels-pub16.toml): the class's ``__main__`` demo is the only caller in its
+    module, but the method stores an item keyed by its own parameter, and aiogram handlers in other
+    modules call it for every message of every chat (concurrently: ``handle_as_tasks``). Being
+    reached from a script demo does not make it start-up code."""
+    assert (14, "DUP205") in _codes(_MANAGER_WITH_DEMO.format(key="chat_id"))
+
+
+def test_a_store_under_a_fixed_key_in_a_script_is_still_start_up_code() -> None:
+    """The counterpart: the same demo-only method storing under a constant key fills one slot once,
+    as a script's set-up does; nothing keyed by the caller can interleave."""
+    assert [c for c in _codes(_MANAGER_WITH_DEMO.format(key='"main"')) if c[1] == "DUP205"] == []
+
+
 # ------------------------------------------------------------------------------ DUP506
 
 

@@ -27,7 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...semantic.lifetimes import _runs_once
+from ...semantic import entrypoints as ep
+from ...semantic.lifetimes import _cached, _runs_once
 from ...semantic.model import Binding, Function, Model, analysis
 from ...semantic.nodes import children, comparison_parts, contains, dotted
 from ...semantic.request_state import under_lock
@@ -358,13 +359,57 @@ def _check_then_create(model: Model, fn: Function, write: Store) -> CheckThenCre
     return None
 
 
+def _demo_only(model: Model, fn: Function, depth: int = 0) -> bool:
+    """Is ``fn`` reached in this module only from its ``if __name__ == "__main__":`` block (a demo of
+    an importable module)? Such a function is what other modules import and call per request:
+    senylar/latoken_hack chat_gpt_api/assistant.py:38-41 at 84576907ec57e0b3116a556bea9de97558bd2eea
+    (bench/real-apps/labels-pub16.toml), whose ``get_response`` the module's demo calls once and
+    aiogram handlers elsewhere call for every message."""
+    if depth > 4 or fn.contexts & {ep.STARTUP, ep.HANDLER, ep.WORKER} or _cached(fn):
+        return False
+    sites = model.callers(fn)
+    return bool(sites) and all(
+        c.in_main or (c.function is not None and c.function is not fn and _demo_only(model, c.function, depth + 1))
+        for c in sites
+    )
+
+
+def _keyed_by_parameter(fn: Function, write: Store) -> bool:
+    """Is the store an item keyed by one of the function's parameters (``self.threads[user_id] = ...``)?"""
+    import libcst as cst
+
+    if not write.target.endswith("[]"):
+        return False
+    statement = write.statement
+    if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+        statement = statement.body[0]
+    targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else []
+    for target in targets:
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index) and dotted(index.value) in fn.params:
+                return True
+    return False
+
+
+def _start_up(model: Model, fn: Function, write: Store) -> bool:
+    """Does ``fn`` run once (start-up code), so that nothing can interleave with it? A function
+    that only its module's ``__main__`` demo calls, storing an item keyed by its parameter, is
+    a per-session accessor that other modules call, not start-up code."""
+    if not _runs_once(model, fn):
+        return False
+    if fn.name in ("__init__", "__post_init__", "setup", "startup", "on_startup", "lifespan", "main"):
+        return True
+    return not (_keyed_by_parameter(fn, write) and _demo_only(model, fn))
+
+
 def unlocked_check_then_create(model: Model) -> Iterator[CheckThenCreate]:
     reported: set[tuple[int, str]] = set()
     writes: list[Store] = list(model.bindings)
     writes += [s for fn in model.functions if fn.is_async and fn.class_name for s in _setter_stores(model, fn)]
     for write in writes:
         fn = write.function
-        if fn is None or not fn.is_async or write.in_main or _runs_once(model, fn):
+        if fn is None or not fn.is_async or write.in_main or _start_up(model, fn, write):
             continue
         if not (write.target.endswith("[]") or write.target.startswith("self.")):
             continue
