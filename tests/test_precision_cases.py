@@ -722,6 +722,130 @@ def test_awaiting_a_factory_that_suspends_is_still_reported() -> None:
     assert (24, "DUP205") in _codes(source)
 
 
+_THREAD_ACCESSORS = """\
+    import asyncio
+
+    from fastapi import FastAPI, Request
+    from openai import AsyncOpenAI
+
+    api = FastAPI()
+
+
+    async def still_open(thread_id: str) -> bool:
+        return (await AsyncOpenAI().beta.threads.retrieve(thread_id)) is not None
+
+
+    class Conversations:
+        def __init__(self):
+            self._sender_threads = {{}}
+            self._lock = asyncio.Lock()
+
+        def thread_of(self, sender: str):
+            return self._sender_threads.get(sender)
+
+        def remember_thread(self, sender: str, thread_id: str) -> None:
+            self._sender_threads[sender] = thread_id
+
+        async def ensure_thread(self, sender: str) -> str:
+        {body}
+
+
+    conversations = Conversations()
+
+
+    @api.post("/sms")
+    async def sms(request: Request) -> dict:
+        form = await request.form()
+        thread_id = await conversations.ensure_thread(form["From"])
+        return {{"thread": thread_id}}
+    """
+
+_UNLOCKED_ENSURE = """\
+    known = self.thread_of(sender)
+            if known:
+                if await still_open(known):
+                    return known
+            created = await AsyncOpenAI().beta.threads.create()
+            self.remember_thread(sender, created.id)
+            return created.id"""
+
+
+def test_a_thread_looked_up_and_stored_through_accessor_methods_is_reported() -> None:
+    """brickflows/twilocall@731e086d7c685479206c868ceb5359f0100ffa78 app.py:226-244
+    (bench/real-apps/labels-pub16.toml): a Twilio webhook's sender is mapped to an Assistants thread
+    through a getter that only returns ``self._user_threads.get(uid)`` and a setter that only stores
+    into it; between them the thread is created with awaits. Two quick messages of one sender both
+    find no thread, both create one, and the second store wins."""
+    assert (30, "DUP205") in _codes(_THREAD_ACCESSORS.format(body=_UNLOCKED_ENSURE))
+
+
+def test_accessor_stores_under_a_lock_or_without_an_await_are_not_reported() -> None:
+    """The counterparts: the same check-and-create under the instance's ``asyncio.Lock``, and a
+    setter call with no ``await`` between the lookup and the store, cannot interleave."""
+    locked = """\
+    async with self._lock:
+                known = self.thread_of(sender)
+                if known:
+                    if await still_open(known):
+                        return known
+                created = await AsyncOpenAI().beta.threads.create()
+                self.remember_thread(sender, created.id)
+                return created.id"""
+    assert [c for c in _codes(_THREAD_ACCESSORS.format(body=locked)) if c[1] == "DUP205"] == []
+    no_await = """\
+    known = self.thread_of(sender)
+            if known:
+                return known
+            self.remember_thread(sender, "local-" + sender)
+            return self.thread_of(sender)"""
+    assert [c for c in _codes(_THREAD_ACCESSORS.format(body=no_await)) if c[1] == "DUP205"] == []
+
+
+_MANAGER_WITH_DEMO = """\
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+
+    class ChatThreads:
+        def __init__(self) -> None:
+            self.chat_threads = {{}}
+            self.client = AsyncOpenAI()
+
+        async def ask(self, chat_id: int, text: str) -> str:
+            if {key} not in self.chat_threads:
+                thread = await self.client.beta.threads.create()
+                self.chat_threads[{key}] = thread.id
+            thread_id = self.chat_threads[{key}]
+            await self.client.beta.threads.messages.create(thread_id=thread_id, role="user", content=text)
+            return thread_id
+
+
+    async def demo() -> None:
+        threads = ChatThreads()
+        print(await threads.ask(1, "hello"))
+
+
+    if __name__ == "__main__":
+        asyncio.run(demo())
+    """
+
+
+def test_a_per_chat_store_only_the_modules_demo_calls_is_still_reported() -> None:
+    """senylar/latoken_hack@84576907ec57e0b3116a556bea9de97558bd2eea chat_gpt_api/assistant.py:38-41
+    (bench/real-apps/labels-pub16.toml): the class's ``__main__`` demo is the only caller in its
+    module, but the method stores an item keyed by its own parameter, and aiogram handlers in other
+    modules call it for every message of every chat (concurrently: ``handle_as_tasks``). Being
+    reached from a script demo does not make it start-up code."""
+    assert (14, "DUP205") in _codes(_MANAGER_WITH_DEMO.format(key="chat_id"))
+
+
+def test_a_store_under_a_fixed_key_in_a_script_is_still_start_up_code() -> None:
+    """The counterpart: the same demo-only method storing under a constant key fills one slot once,
+    as a script's set-up does; nothing keyed by the caller can interleave."""
+    assert [c for c in _codes(_MANAGER_WITH_DEMO.format(key='"main"')) if c[1] == "DUP205"] == []
+
+
 # ------------------------------------------------------------------------------ DUP506
 
 

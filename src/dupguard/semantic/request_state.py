@@ -18,7 +18,7 @@ every time, changes nothing another request could notice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from . import entrypoints as ep
 from .lifetimes import _cached, _function_runs_agent, _runs_once
@@ -206,7 +206,14 @@ def _lock_like(node: cst.CSTNode) -> bool:
     return any(word in text for word in LOCK_WORDS)
 
 
-def under_lock(fn: Function, binding: Binding) -> bool:
+class _Placed(Protocol):
+    """Anything placed in a function's blocks like a ``Binding`` (a rule's own store record)."""
+
+    @property
+    def branch(self) -> tuple[int, ...]: ...
+
+
+def under_lock(fn: Function, binding: Binding | _Placed) -> bool:
     """Is the binding in the body of a ``with``/``async with`` over a lock in ``fn``?"""
     import libcst as cst
 

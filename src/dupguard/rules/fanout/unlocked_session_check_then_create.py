@@ -13,6 +13,12 @@ name says it holds sessions, conversations, threads, chats, histories, memories,
 contexts (a pool of stateless clients, whose extra copy is simply dropped, is not), an
 ``await``, ``async for`` or ``async with`` lies between the check and the store, and no lock is
 held. A check and a store with no ``await`` between them cannot interleave on one event loop.
+
+The lookup and the store may go through accessor methods of the same class: a getter that only
+returns ``self.<store>.get(key)`` and a setter that stores ``self.<store>[key] = value``
+(``existing = self.get_user_thread(uid)`` … ``await client.beta.threads.create()`` …
+``self.set_user_thread(uid, thread.id)``; brickflows/twilocall app.py:226-244 at
+731e086d7c685479206c868ceb5359f0100ffa78, bench/real-apps/labels-pub16.toml).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...semantic.lifetimes import _runs_once
+from ...semantic import entrypoints as ep
+from ...semantic.lifetimes import _cached, _runs_once
 from ...semantic.model import Binding, Function, Model, analysis
 from ...semantic.nodes import children, comparison_parts, contains, dotted
 from ...semantic.request_state import under_lock
@@ -40,8 +47,24 @@ STATELESS_WORDS = ("client", "connection", "conn", "http", "pool", "engine", "lo
 
 
 @dataclass(frozen=True)
+class SetterStore:
+    """A call of a same-class setter (``self.set_user_thread(uid, thread.id)``) read as the store
+    it makes: the fields of a ``Binding`` that this rule reads."""
+
+    target: str  # "self._user_threads[]"
+    value: cst.CSTNode  # the setter call
+    statement: cst.CSTNode
+    branch: tuple[int, ...]
+    function: Function
+    in_main: bool
+
+
+Store = Binding | SetterStore
+
+
+@dataclass(frozen=True)
 class CheckThenCreate:
-    write: Binding
+    write: Store
     store: str  # "sessions", "self.conversation_id"
     check: cst.CSTNode  # the test that found it missing
     suspension: cst.CSTNode  # the await between the check and the store
@@ -82,13 +105,63 @@ def _is_none(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-def _lookup_texts(store: str, container: bool) -> set[str]:
-    return {f"{store}[]", f"{store}.get()"} if container else {store}
+def _lookup_texts(store: str, container: bool, getters: frozenset[str] = frozenset()) -> set[str]:
+    return {f"{store}[]", f"{store}.get()", *getters} if container else {store}
+
+
+@analysis
+def _accessors(model: Model, class_name: str) -> dict[str, tuple[frozenset[str], dict[str, str]]]:
+    """The class's accessor methods, by the ``self.<dict>`` they wrap: (``self.get_x()`` texts of
+    the getters that only return ``self.<dict>.get(key)`` / ``self.<dict>[key]``, setter method
+    name → the ``self.<dict>[]`` target it stores into). A setter never suspends and stores one
+    item; anything else it does (a log line) does not change what it stores."""
+    getters: dict[str, set[str]] = {}
+    setters: dict[str, dict[str, str]] = {}
+    for fn in model.functions:
+        if fn.class_name != class_name or fn.parent is not None or not fn.params or fn.params[0] != "self":
+            continue
+        if len(fn.returns) == 1:
+            text = dotted(fn.returns[0]) or ""
+            for suffix in (".get()", "[]"):
+                if text.startswith("self.") and text.endswith(suffix) and text.count(".") == 1 + (suffix == ".get()"):
+                    getters.setdefault(text[: -len(suffix)], set()).add(f"self.{fn.name}()")
+        if fn.is_async or _suspends(fn.node.body) is not None:
+            continue
+        stores = {b.target for b in model.bindings_under(fn.node.body) if b.function is fn}
+        items = [t for t in stores if t.startswith("self.") and t.endswith("[]") and t.count(".") == 1]
+        if len(items) == 1 and len(stores) == 1:
+            setters.setdefault(items[0][:-2], {})[fn.name] = items[0]
+    return {store: (frozenset(getters.get(store, ())), setters.get(store, {})) for store in set(getters) | set(setters)}
+
+
+def _getters(model: Model, fn: Function, store: str) -> frozenset[str]:
+    if not store.startswith("self.") or fn.class_name is None:
+        return frozenset()
+    return _accessors(model, fn.class_name).get(store, (frozenset(), {}))[0]
+
+
+def _setter_stores(model: Model, fn: Function) -> Iterator[SetterStore]:
+    """The calls in ``fn`` of a same-class setter, as the stores they make."""
+    if fn.class_name is None:
+        return
+    accessors = _accessors(model, fn.class_name)
+    setters = {name: target for _, named in accessors.values() for name, target in named.items()}
+    if not setters:
+        return
+    suites = _suites(model, fn)
+    for call in fn.calls:
+        if call.receiver != "self" or call.method not in setters or call.function is not fn:
+            continue
+        entry = suites.get(call.block[0])
+        if entry is None or not 0 <= call.block[1] < len(entry[0].body):
+            continue
+        statement = entry[0].body[call.block[1]]
+        yield SetterStore(setters[call.method], call.node, statement, call.branch, fn, call.in_main)
 
 
 def _aliases(model: Model, fn: Function, store: str, container: bool) -> set[str]:
-    """Locals bound to the lookup: ``agent = sessions.get(sid)``."""
-    lookups = _lookup_texts(store, container)
+    """Locals bound to the lookup: ``agent = sessions.get(sid)``, ``agent = self.get_agent(sid)``."""
+    lookups = _lookup_texts(store, container, _getters(model, fn, store))
     out = set()
     for b in model.bindings_under(fn.node.body):
         if b.function is fn and "." not in b.target and "[" not in b.target and dotted(b.value) in lookups:
@@ -173,7 +246,7 @@ def _never_suspends(model: Model, awaited: cst.Await, depth: int) -> bool:
     return _suspends(fn.node.body, model, depth + 1) is None
 
 
-def _suspension_before(statements, write: Binding, model: Model) -> cst.CSTNode | None:
+def _suspension_before(statements, write: Store, model: Model) -> cst.CSTNode | None:
     """An await in the statements before the one holding the write, or in the write itself."""
     for stmt in statements:
         if stmt is write.statement or contains(stmt, write.statement):
@@ -184,7 +257,7 @@ def _suspension_before(statements, write: Binding, model: Model) -> cst.CSTNode 
     return None
 
 
-def _suspends_before_in(stmt: cst.CSTNode, write: Binding, model: Model) -> cst.CSTNode | None:
+def _suspends_before_in(stmt: cst.CSTNode, write: Store, model: Model) -> cst.CSTNode | None:
     """For a write nested deeper in ``stmt`` (a ``try``, a ``with``): awaits before it there."""
     if stmt is write.statement:
         return None
@@ -224,7 +297,7 @@ def _suites(model: Model, fn: Function) -> dict[int, tuple[cst.IndentedBlock, cs
     return out
 
 
-def _enclosing(model: Model, fn: Function, write: Binding) -> list[tuple[list, cst.If | None]]:
+def _enclosing(model: Model, fn: Function, write: Store) -> list[tuple[list, cst.If | None]]:
     """(the statements of each block that holds the write, the ``if`` it is the body of),
     innermost first."""
     suites = _suites(model, fn)
@@ -238,18 +311,27 @@ def _enclosing(model: Model, fn: Function, write: Binding) -> list[tuple[list, c
 
 
 def _exits(if_node: cst.CSTNode) -> bool:
+    """Can the ``if``'s body leave the function: a ``return``/``raise`` in it, also one nested in
+    an inner ``if`` (``if existing: if await still_valid(existing): return existing``). When the
+    resource is missing, the body is skipped either way and creation follows."""
     import libcst as cst
 
     body = getattr(if_node, "body", None)
-    statements = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
-    for stmt in statements:
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
-        if any(isinstance(s, (cst.Return, cst.Raise)) for s in smalls):
+    stack = list(body.body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (cst.Return, cst.Raise)):
             return True
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine):
+            stack.extend(stmt.body)
+        elif isinstance(stmt, (cst.If, cst.Else, cst.IndentedBlock)):
+            stack.extend(children(stmt))
     return False
 
 
-def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenCreate | None:
+def _check_then_create(model: Model, fn: Function, write: Store) -> CheckThenCreate | None:
     import libcst as cst
 
     container = write.target.endswith("[]")
@@ -277,11 +359,57 @@ def _check_then_create(model: Model, fn: Function, write: Binding) -> CheckThenC
     return None
 
 
+def _demo_only(model: Model, fn: Function, depth: int = 0) -> bool:
+    """Is ``fn`` reached in this module only from its ``if __name__ == "__main__":`` block (a demo of
+    an importable module)? Such a function is what other modules import and call per request:
+    senylar/latoken_hack chat_gpt_api/assistant.py:38-41 at 84576907ec57e0b3116a556bea9de97558bd2eea
+    (bench/real-apps/labels-pub16.toml), whose ``get_response`` the module's demo calls once and
+    aiogram handlers elsewhere call for every message."""
+    if depth > 4 or fn.contexts & {ep.STARTUP, ep.HANDLER, ep.WORKER} or _cached(fn):
+        return False
+    sites = model.callers(fn)
+    return bool(sites) and all(
+        c.in_main or (c.function is not None and c.function is not fn and _demo_only(model, c.function, depth + 1))
+        for c in sites
+    )
+
+
+def _keyed_by_parameter(fn: Function, write: Store) -> bool:
+    """Is the store an item keyed by one of the function's parameters (``self.threads[user_id] = ...``)?"""
+    import libcst as cst
+
+    if not write.target.endswith("[]"):
+        return False
+    statement = write.statement
+    if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+        statement = statement.body[0]
+    targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else []
+    for target in targets:
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index) and dotted(index.value) in fn.params:
+                return True
+    return False
+
+
+def _start_up(model: Model, fn: Function, write: Store) -> bool:
+    """Does ``fn`` run once (start-up code), so that nothing can interleave with it? A function
+    that only its module's ``__main__`` demo calls, storing an item keyed by its parameter, is
+    a per-session accessor that other modules call, not start-up code."""
+    if not _runs_once(model, fn):
+        return False
+    if fn.name in ("__init__", "__post_init__", "setup", "startup", "on_startup", "lifespan", "main"):
+        return True
+    return not (_keyed_by_parameter(fn, write) and _demo_only(model, fn))
+
+
 def unlocked_check_then_create(model: Model) -> Iterator[CheckThenCreate]:
     reported: set[tuple[int, str]] = set()
-    for write in model.bindings:
+    writes: list[Store] = list(model.bindings)
+    writes += [s for fn in model.functions if fn.is_async and fn.class_name for s in _setter_stores(model, fn)]
+    for write in writes:
         fn = write.function
-        if fn is None or not fn.is_async or write.in_main or _runs_once(model, fn):
+        if fn is None or not fn.is_async or write.in_main or _start_up(model, fn, write):
             continue
         if not (write.target.endswith("[]") or write.target.startswith("self.")):
             continue
