@@ -19,7 +19,8 @@ What it does, and nothing more:
   comes, is read into that cancelled future and dropped, so it can never be taken for the
   next command's.
 * One timer per connection (not per command) fails the connection when the oldest command
-  in flight has waited ``timeout`` seconds; a lost connection, a timeout or a reply that is
+  in flight has waited ``timeout`` seconds with no byte arriving (redis-py's ``socket_timeout``
+  is the same bound on each read); a lost connection, a timeout or a reply that is
   not RESP fails every command in flight (the caller sees ``StoreError``) and the next
   command opens a new connection.
 * ``redis://``, ``rediss://`` (TLS) and ``unix://`` URLs with a user name, a password and a
@@ -183,6 +184,7 @@ class Connection(asyncio.Protocol):
         self._buffer = bytearray()
         self._pending: collections.deque[tuple[asyncio.Future, float]] = collections.deque()
         self._timer: asyncio.TimerHandle | None = None
+        self._progress = 0.0  # when bytes last arrived: a long reply that keeps coming is not stuck
         self._guard: Any = None
 
     # ------------------------------------------------------------------ opening
@@ -248,7 +250,7 @@ class Connection(asyncio.Protocol):
         self._timer = None
         if not self._pending or self.error is not None:
             return
-        due = self._pending[0][1] + self.timeout
+        due = max(self._pending[0][1], self._progress) + self.timeout
         if self.loop.time() >= due:
             self._fail(TimeoutError(f"no reply within {self.timeout:g}s"))
         else:
@@ -259,6 +261,7 @@ class Connection(asyncio.Protocol):
         self._transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self._progress = self.loop.time()
         buf = self._buffer
         buf += data
         pending = self._pending

@@ -31,13 +31,19 @@ claimant reaches the empty server first. Use ``appendonly yes`` (``appendfsync a
 no loss at all) when completed keys must survive a restart.
 
 ``client_or_url`` is a URL (``redis://host:port/db``), a ``redis.Redis`` client, or a
-``redis.asyncio.Redis`` client. With a URL or a sync client the async methods run the sync
-ones in worker threads, which works from any number of event loops. With an asyncio client
-the async methods are native and the sync ones raise ``TypeError`` (an asyncio client
-belongs to one loop). Clients made from a URL get a socket timeout and no transparent
-retries, and the backend sends its scripts on one connection per thread, made with the
+``redis.asyncio.Redis`` client. With a URL the async methods run on the event loop, no worker
+thread: each loop gets a connection of its own from :mod:`._resp`, a small standard-library
+client that pipelines the loop's commands (see there for cancellation, timeouts and the end
+of a loop), so the async path needs no redis-py at all. It understands ``redis://``,
+``rediss://`` and ``unix://`` URLs with a user name, password and database (and redis-py's
+``ssl_cert_reqs``/``ssl_check_hostname``/``ssl_ca_certs``); a URL with any other query option
+keeps the worker-thread path below. With a sync client the async methods run the sync ones
+in worker threads, which works from any number of event loops. With an asyncio client the
+async methods are native and the sync ones raise ``TypeError`` (an asyncio client belongs to
+one loop). The sync methods of a backend made from a URL use redis-py with a socket timeout
+and no transparent retries, and send the scripts on one connection per thread, made with the
 client's settings, instead of a pool round per call (a third of the CPU per operation); every
-connection or server error surfaces as ``StoreError``. The scripts are
+connection or server error surfaces as ``StoreError``, on either path. The scripts are
 written so that a retried call is harmless anyway (a claim is recognised by its token, a
 completion by its fence), except ``incr``, which may count twice if a client retries it.
 """
