@@ -356,3 +356,49 @@ store.close()
     assert lines[0] == "ok"
     assert lines[1].startswith("sync:") and "pip install" in lines[1]
     assert lines[2].startswith("thread path:") and "pip install" in lines[2]
+
+
+def _certificates(directory) -> tuple[str, str, str]:
+    """A throwaway authority and a server certificate for 127.0.0.1 and localhost (openssl)."""
+
+    def openssl(command: str) -> None:  # no argument has a space
+        subprocess.run(["openssl", *command.split()], cwd=directory, check=True, capture_output=True, timeout=60)
+
+    (directory / "san.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=ca")
+    openssl("req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=x")
+    openssl(
+        "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile san.ext"
+    )
+    return str(directory / "ca.pem"), str(directory / "server.pem"), str(directory / "server.key")
+
+
+def test_rediss_urls_verify_the_server_as_redis_py_does(make_redis_server, tmp_path):
+    """TLS on the loop's connection: the certificate is checked against ``ssl_ca_certs`` (or the
+    system's authorities, which do not know this one: ``StoreError``), unless ``ssl_cert_reqs=none``."""
+    import shutil
+
+    from conftest import free_port
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not on PATH")
+    ca, cert, key = _certificates(tmp_path)
+    tls_port = free_port()
+    tls = ("--tls-port", str(tls_port), "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca)
+    make_redis_server("--save", "", *tls, "--tls-auth-clients", "no")
+    for url in (
+        f"rediss://127.0.0.1:{tls_port}/1?ssl_ca_certs={ca}",
+        f"rediss://127.0.0.1:{tls_port}/1?ssl_cert_reqs=none",
+    ):
+        store = _store(url)
+        try:
+            claim = asyncio.run(store.aclaim("k", lease=30))
+            assert claim.acquired and store.get("k").fence == claim.fence
+        finally:
+            store.close()
+    unknown = _store(f"rediss://127.0.0.1:{tls_port}/1")
+    try:
+        with pytest.raises(StoreError, match="(?i)certificate"):
+            asyncio.run(unknown.aget("k"))
+    finally:
+        unknown.close()
