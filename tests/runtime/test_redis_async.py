@@ -377,13 +377,14 @@ def test_rediss_urls_verify_the_server_as_redis_py_does(make_redis_server, tmp_p
     """TLS on the loop's connection: the certificate is checked against ``ssl_ca_certs`` (or the
     system's authorities, which do not know this one: ``StoreError``), unless ``ssl_cert_reqs=none``."""
     import shutil
-
-    from conftest import free_port
+    import socket
 
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not on PATH")
     ca, cert, key = _certificates(tmp_path)
-    tls_port = free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        tls_port = s.getsockname()[1]
     tls = ("--tls-port", str(tls_port), "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca)
     make_redis_server("--save", "", *tls, "--tls-auth-clients", "no")
     for url in (
