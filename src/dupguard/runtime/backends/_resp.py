@@ -227,7 +227,8 @@ class Connection(asyncio.Protocol):
             yield
         finally:
             self._guard = None
-            self.close()
+            if self.pid == os.getpid():  # a forked child must not touch its parent's loop (shared epoll)
+                self.close()
 
     # ------------------------------------------------------------------ commands
     def send(self, *args: Any) -> asyncio.Future:
@@ -314,8 +315,10 @@ class Connection(asyncio.Protocol):
         self._fail(ConnectionError("the backend was closed"))
 
     def forget(self) -> None:
-        """Drop a connection whose loop is closed (it ended without ``shutdown_asyncgens``): nothing
-        can run on that loop any more, so nothing is scheduled; the socket closes when collected."""
+        """Drop a connection whose loop is closed (it ended without ``shutdown_asyncgens``), or that a
+        forked child inherited (its socket and the loop's selector are shared with the parent):
+        nothing is scheduled on the loop nor removed from its selector; the child's copy of the
+        socket closes when collected."""
         if self.error is None:
             self.error = ConnectionError("the event loop was closed")
         self._timer = None

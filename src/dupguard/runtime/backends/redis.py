@@ -413,9 +413,9 @@ class RedisBackend(Backend):
         conn = _resp.Connection(loop, self._target, self.socket_timeout)
         with self._direct_lock:
             for other_loop, other in list(self._aconns.items()):
-                if other.pid != pid:  # inherited from the parent: its socket is the parent's, leave it
-                    del self._aconns[other_loop]
-                elif other_loop.is_closed():  # the loop ended without closing it (no asyncio.run)
+                # inherited from the parent (its socket and selector are the parent's), or its loop
+                # ended without closing it (no asyncio.run): drop it without touching either
+                if other.pid != pid or other_loop.is_closed():
                     other.forget()
                     del self._aconns[other_loop]
             self._aconns[loop] = conn
@@ -447,9 +447,7 @@ class RedisBackend(Backend):
         except RuntimeError:
             running = None
         for loop, conn in conns.items():
-            if conn.pid != os.getpid():
-                continue
-            if loop.is_closed():
+            if conn.pid != os.getpid() or loop.is_closed():
                 conn.forget()
             elif loop is running or not loop.is_running():
                 conn.close()
