@@ -407,3 +407,24 @@ def test_rediss_urls_verify_the_server_as_redis_py_does(make_redis_server, tmp_p
             asyncio.run(unknown.aget("k"))
     finally:
         unknown.close()
+
+
+def test_a_server_that_never_answers_raises_store_error_in_time():
+    """A peer that accepts connections and never answers (a listening socket, no Redis behind it):
+    the call and the connection's set-up (AUTH) each fail with ``StoreError`` after
+    ``socket_timeout``, never hang."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        for url in (f"redis://127.0.0.1:{port}/0", f"redis://:pw@127.0.0.1:{port}/0"):
+            store = RedisBackend(url, socket_timeout=0.3)
+            try:
+                started = time.monotonic()
+                with pytest.raises(StoreError) as info:
+                    asyncio.run(store.aget("k"))
+                assert info.value.retryable and time.monotonic() - started < 3, url
+            finally:
+                store.close()

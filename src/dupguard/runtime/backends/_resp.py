@@ -167,7 +167,7 @@ def _parse(buf: bytearray, pos: int) -> tuple[Any, int]:
 class Connection(asyncio.Protocol):
     """One connection to Redis on one event loop; see the module docstring.
 
-    :meth:`open` connects (once; concurrent first callers wait for the same attempt),
+    :meth:`start` connects (once; concurrent first callers wait for the same attempt),
     :meth:`send` sends one command and returns a future of its reply (a :class:`ReplyError` for
     an error reply). Once the connection failed, :attr:`error` says why and every later
     :meth:`send` raises ``ConnectionError``: the owner makes a new connection.
@@ -196,7 +196,11 @@ class Connection(asyncio.Protocol):
         try:
             await asyncio.wait_for(self._connect(), self.timeout)
         except BaseException as exc:  # reported to every caller through self.error
-            self._fail(exc if not isinstance(exc, asyncio.TimeoutError) else TimeoutError("connecting timed out"))
+            if isinstance(exc, asyncio.TimeoutError):
+                exc = TimeoutError(f"connecting took more than {self.timeout:g}s")
+            elif isinstance(exc, asyncio.CancelledError):
+                exc = ConnectionError("connecting was cancelled (the loop is ending)")
+            self._fail(exc)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
         finally:
