@@ -110,3 +110,63 @@ def test_many_short_leases_do_not_grow_the_heartbeat_heap():
 def test_lease_validates_ttl():
     with pytest.raises(ValueError):
         Lease(MemoryBackend(), "k", 1, ttl=0)
+
+
+class CountingLoop(asyncio.SelectorEventLoop):
+    """A real event loop that counts the timers set on it (``call_later`` goes through ``call_at``)."""
+
+    timers = 0
+
+    def call_at(self, when, callback, *args, context=None):
+        self.timers += 1
+        return super().call_at(when, callback, *args, context=context)
+
+
+def _on_counting_loop(main):
+    loop = CountingLoop()
+    try:
+        return loop.run_until_complete(main()), loop.timers
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
+def test_async_leases_on_one_loop_share_one_heartbeat_timer():
+    """Short turns each take and end a lease: the loop's timer heap must not get one timer per
+    lease (a cancelled timer stays in it until it would have fired, 10–20 s later)."""
+    backend = MemoryBackend()
+
+    async def turns() -> None:
+        for i in range(500):
+            claim = await backend.aclaim(f"turn-{i}", lease=30)
+            lease = Lease(backend, f"turn-{i}", claim.fence, ttl=30).astart()
+            await asyncio.sleep(0)
+            await lease.arelease()
+
+    _, timers = _on_counting_loop(turns)
+    assert timers <= 2, f"{timers} timers for 500 leases"
+
+
+def test_the_shared_heartbeat_renews_every_lease_on_the_loop_and_stops_with_each(backend):
+    """Leases of different lengths on one loop are each renewed in time by the one timer; a lease
+    that stops is renewed no more (its record runs out) while the others go on."""
+
+    async def main() -> None:
+        leases = []
+        for i, ttl in enumerate((0.3, 0.45, 0.6) * 4):
+            claim = await backend.aclaim(f"hb-{i}", lease=ttl)
+            leases.append(Lease(backend, f"hb-{i}", claim.fence, ttl=ttl).astart())
+        stopped = leases[:3]
+        for lease in stopped:
+            await lease.astop()
+        await asyncio.sleep(1.3)  # more than twice the longest lease
+        for lease in leases[3:]:
+            record = await backend.aget(lease.key)
+            assert record is not None and record.state == "pending" and record.fence == lease.fence, lease
+            assert not lease.lost
+        for lease in stopped:
+            assert await backend.aget(lease.key) is None, f"{lease} was renewed after it stopped"
+        for lease in leases[3:]:
+            assert await lease.arelease()
+
+    asyncio.run(main())

@@ -8,9 +8,12 @@ owner (``complete``, ``renew``, ``release``) is refused with ``LeaseLost``: pass
 ``lease.fence`` on to other systems as a fencing token and they can refuse it too.
 
 Heartbeats of sync code run on one shared daemon thread (a timer heap), so a lease costs a
-heap entry, not a thread. Heartbeats of async code are ``loop.call_later`` callbacks that
-start a short renewal task on the owner's loop: if that loop is blocked the renewals stop,
-which is exactly what should happen to a stuck owner. A call that runs longer than
+heap entry, not a thread. Heartbeats of async code run on the owner's loop: one timer per
+loop, over a heap of that loop's leases, starts a short renewal task for each lease that
+comes due; if that loop is blocked the renewals stop, which is exactly what should happen to
+a stuck owner. (A ``loop.call_later`` per lease, cancelled when the lease ends, would stay in
+the loop's own timer heap until it would have fired, 10–20 s later, and make every timer the
+application sets pay for a deeper heap.) A call that runs longer than
 ``max_run`` (the idempotency ``ttl``) is also treated as stuck: its heartbeat stops and the
 lease runs out.
 
@@ -27,6 +30,7 @@ import contextlib
 import heapq
 import itertools
 import logging
+import math
 import os
 import threading
 import time
@@ -76,7 +80,8 @@ class Lease:
         self._stopped = False
         self._beat_lock = threading.Lock()  # held while a sync renewal is in flight
         self._on_thread = False  # renewed by the shared heartbeat thread
-        self._handle: asyncio.TimerHandle | None = None
+        self._beats: _LoopHeartbeats | None = None  # renewed by its loop's heartbeat timer
+        self._in_heap = False  # waiting in that timer's heap
         self._task: asyncio.Task | None = None
 
     def __repr__(self) -> str:
@@ -165,13 +170,15 @@ class Lease:
     def astart(self) -> Lease:
         """Start renewing on the running loop (async owners)."""
         if self.interval > 0:
-            self._handle = asyncio.get_running_loop().call_later(self.interval, self._due)
+            self._beats = _loop_heartbeats(asyncio.get_running_loop())
+            self._beats.add(self, self.interval)
         return self
 
     def _due(self) -> None:
-        self._handle = None
+        """Called by the loop's heartbeat timer: renew in a task of its own."""
         if not self._stopped:
-            self._task = asyncio.get_running_loop().create_task(self._abeat())
+            assert self._beats is not None
+            self._task = self._beats.loop.create_task(self._abeat())
 
     async def _abeat(self) -> None:
         ok = False
@@ -185,8 +192,8 @@ class Lease:
         except Exception:
             log.exception("dupguard: renewing %r failed", self.key)
         delay = self._next_delay(ok)
-        if delay is not None:
-            self._handle = asyncio.get_running_loop().call_later(delay, self._due)
+        if delay is not None and self._beats is not None:
+            self._beats.add(self, delay)
         self._task = None
 
     async def astop(self) -> None:
@@ -195,10 +202,10 @@ class Lease:
             if not self._stopped:
                 await asyncio.to_thread(self.stop)
             return
-        self._stopped = True
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        if not self._stopped:
+            self._stopped = True
+            if self._in_heap and self._beats is not None:
+                self._beats.discard()
         task = self._task
         if task is not None and task is not asyncio.current_task():
             with contextlib.suppress(Exception):  # _abeat reports its own errors
@@ -276,6 +283,75 @@ class _Heartbeats:
 
 
 _HEARTBEATS = _Heartbeats()
+
+
+class _LoopHeartbeats:
+    """One timer on one event loop for every async lease renewed on it (see the module docstring).
+
+    The timer is set for the earliest lease due; when it fires, each lease due starts its
+    renewal task, which puts the lease back with its next delay. A lease that stops stays in
+    the heap and is skipped when it comes due; when stopped leases make up more than half of
+    a large heap it is rebuilt, as in :class:`_Heartbeats`.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._heap: list[tuple[float, int, Lease]] = []
+        self._seq = itertools.count()
+        self._handle: asyncio.TimerHandle | None = None
+        self._when = math.inf  # when the timer fires
+        self._stopped_in_heap = 0
+
+    def add(self, lease: Lease, delay: float) -> None:
+        when = self.loop.time() + delay
+        heapq.heappush(self._heap, (when, next(self._seq), lease))
+        lease._in_heap = True
+        if when < self._when:
+            if self._handle is not None:
+                self._handle.cancel()
+            self._handle, self._when = self.loop.call_at(when, self._fire), when
+
+    def discard(self) -> None:
+        self._stopped_in_heap += 1
+        if self._stopped_in_heap > 512 and self._stopped_in_heap * 2 > len(self._heap):
+            self._heap = [entry for entry in self._heap if not entry[2]._stopped]
+            heapq.heapify(self._heap)
+            self._stopped_in_heap = 0
+
+    def _fire(self) -> None:
+        self._handle, self._when = None, math.inf
+        heap, now = self._heap, self.loop.time()
+        while heap and heap[0][0] <= now:
+            lease = heapq.heappop(heap)[2]
+            lease._in_heap = False
+            if lease._stopped:
+                self._stopped_in_heap = max(0, self._stopped_in_heap - 1)
+            else:
+                lease._due()
+        if heap:
+            self._handle, self._when = self.loop.call_at(heap[0][0], self._fire), heap[0][0]
+        else:  # nothing left to renew on this loop: forget it (a later lease makes a new one)
+            with _LOOP_LOCK:
+                if _LOOP_HEARTBEATS.get(self.loop) is self:
+                    del _LOOP_HEARTBEATS[self.loop]
+
+
+_LOOP_HEARTBEATS: dict[asyncio.AbstractEventLoop, _LoopHeartbeats] = {}
+_LOOP_LOCK = threading.Lock()
+
+
+def _loop_heartbeats(loop: asyncio.AbstractEventLoop) -> _LoopHeartbeats:
+    """The heartbeat timer of ``loop``; entries of closed loops (ended with leases still in their
+    heap) are dropped here, so that a process running many loops one after another keeps none."""
+    beats = _LOOP_HEARTBEATS.get(loop)
+    if beats is None:
+        with _LOOP_LOCK:
+            beats = _LOOP_HEARTBEATS.get(loop)
+            if beats is None:
+                for other in [other for other in _LOOP_HEARTBEATS if other.is_closed()]:
+                    del _LOOP_HEARTBEATS[other]
+                beats = _LOOP_HEARTBEATS[loop] = _LoopHeartbeats(loop)
+    return beats
 
 
 def _claim_turn(claim: Any, key: str) -> None:

@@ -278,7 +278,8 @@ class Backend:
 
     Subclasses implement the six sync operations. The async ones run the sync operation in a
     worker thread (``asyncio.to_thread``) unless a backend has a native async path (Redis
-    with an asyncio client) or never blocks (memory). Times are seconds (floats).
+    made from a URL or with an asyncio client, SQLite on a file nobody else is writing) or
+    never blocks (memory). Times are seconds (floats).
 
     ``channel`` names the store for in-process wake-ups: two backend objects on the same
     SQLite file share a channel, so a waiter in one thread wakes as soon as a holder in

@@ -31,19 +31,26 @@ claimant reaches the empty server first. Use ``appendonly yes`` (``appendfsync a
 no loss at all) when completed keys must survive a restart.
 
 ``client_or_url`` is a URL (``redis://host:port/db``), a ``redis.Redis`` client, or a
-``redis.asyncio.Redis`` client. With a URL or a sync client the async methods run the sync
-ones in worker threads, which works from any number of event loops. With an asyncio client
-the async methods are native and the sync ones raise ``TypeError`` (an asyncio client
-belongs to one loop). Clients made from a URL get a socket timeout and no transparent
-retries, and the backend sends its scripts on one connection per thread, made with the
+``redis.asyncio.Redis`` client. With a URL the async methods run on the event loop, no worker
+thread: each loop gets a connection of its own from :mod:`._resp`, a small standard-library
+client that pipelines the loop's commands (see there for cancellation, timeouts and the end
+of a loop), so the async path needs no redis-py at all. It understands ``redis://``,
+``rediss://`` and ``unix://`` URLs with a user name, password and database (and redis-py's
+``ssl_cert_reqs``/``ssl_check_hostname``/``ssl_ca_certs``); a URL with any other query option
+keeps the worker-thread path below. With a sync client the async methods run the sync ones
+in worker threads, which works from any number of event loops. With an asyncio client the
+async methods are native and the sync ones raise ``TypeError`` (an asyncio client belongs to
+one loop). The sync methods of a backend made from a URL use redis-py with a socket timeout
+and no transparent retries, and send the scripts on one connection per thread, made with the
 client's settings, instead of a pool round per call (a third of the CPU per operation); every
-connection or server error surfaces as ``StoreError``. The scripts are
+connection or server error surfaces as ``StoreError``, on either path. The scripts are
 written so that a retried call is harmless anyway (a claim is recognised by its token, a
 completion by its fence), except ``incr``, which may count twice if a client retries it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -57,6 +64,7 @@ from . import (
     Backend,
     Claim,
     Record,
+    _resp,
     _seconds,
     check_duration,
     check_key,
@@ -194,36 +202,50 @@ class RedisBackend(Backend):
             raise ValueError(f"on_eviction must be one of {_ON_EVICTION}, not {on_eviction!r}")
         self.on_eviction = on_eviction
         self._policy_ok = on_eviction == "ignore"  # set once the server's policy was judged
+        # a URL this package's own client understands: async methods run on the loop (see _anative)
+        self._target = _resp.parse_url(client_or_url) if isinstance(client_or_url, str) else None
         try:
             import redis
             import redis.asyncio
-        except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-            raise ImportError("RedisBackend needs the redis package: pip install 'dupguard[redis]'") from exc
-        self._errors = (redis.exceptions.RedisError, OSError)
-        self._noscript = redis.exceptions.NoScriptError
-        self._refused = (redis.exceptions.ResponseError, redis.exceptions.AuthorizationError)
+        except ImportError as exc:
+            if self._target is None:
+                raise ImportError("RedisBackend needs the redis package: pip install 'dupguard[redis]'") from exc
+            redis = None  # type: ignore[assignment]  # async methods only: the sync ones say what to install
+        if redis is not None:
+            self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
+            self._noscript: type[BaseException] = redis.exceptions.NoScriptError
+            self._refused: tuple[type[BaseException], ...] = (
+                redis.exceptions.ResponseError,
+                redis.exceptions.AuthorizationError,
+            )
+        else:
+            self._errors, self._noscript, self._refused = (OSError,), _resp.ReplyError, (_resp.ReplyError,)
         self.prefix = prefix
+        self.socket_timeout = socket_timeout
         self._owns_client = isinstance(client_or_url, str)
         # URL-built: each thread sends its scripts on a connection of its own (see _direct)
         self._local = threading.local()
         self._direct_conns: list[tuple[threading.Thread, Any]] = []
         self._direct_lock = threading.Lock()
+        # and each event loop on a connection of its own (see _anative)
+        self._aconns: dict[asyncio.AbstractEventLoop, _resp.Connection] = {}
         self._closed = False
         self._sync: Any = None
         self._async: Any = None
         if isinstance(client_or_url, str):
-            from redis.backoff import NoBackoff
-            from redis.retry import Retry
+            if redis is not None:
+                from redis.backoff import NoBackoff
+                from redis.retry import Retry
 
-            self._sync = redis.Redis.from_url(
-                client_or_url,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=socket_timeout,
-                retry=Retry(NoBackoff(), 0),
-                retry_on_error=[],
-            )
+                self._sync = redis.Redis.from_url(
+                    client_or_url,
+                    socket_timeout=socket_timeout,
+                    socket_connect_timeout=socket_timeout,
+                    retry=Retry(NoBackoff(), 0),
+                    retry_on_error=[],
+                )
             self.channel = f"redis:{client_or_url}:{prefix}"
-        elif isinstance(client_or_url, redis.asyncio.Redis):
+        elif redis is not None and isinstance(client_or_url, redis.asyncio.Redis):
             self._async = client_or_url
             self.channel = f"redis:{id(client_or_url)}:{prefix}"
         elif hasattr(client_or_url, "evalsha"):
@@ -231,6 +253,10 @@ class RedisBackend(Backend):
             self.channel = f"redis:{id(client_or_url)}:{prefix}"
         else:
             raise TypeError(f"RedisBackend needs a redis URL or client, not {type(client_or_url).__name__}")
+        # how the async methods reach the server: on the loop (ours or redis.asyncio's) or None (threads)
+        self._ascript: Any = (
+            self._anative if self._target is not None else self._acall if self._async is not None else None
+        )
 
     def __repr__(self) -> str:
         return f"RedisBackend(prefix={self.prefix!r})"
@@ -306,6 +332,11 @@ class RedisBackend(Backend):
     # ------------------------------------------------------------------ transport
     def _call(self, name: str, key: str, *args: Any) -> Any:
         if self._sync is None:
+            if self._target is not None:
+                raise ImportError(
+                    "RedisBackend's sync methods need the redis package (pip install 'dupguard[redis]'); "
+                    "without it only the async ones (aclaim, acomplete, …) work"
+                )
             raise TypeError(
                 "this RedisBackend wraps a redis.asyncio client: use the async methods "
                 "(aclaim, acomplete, …) or give it a URL or a sync client"
@@ -332,6 +363,99 @@ class RedisBackend(Backend):
                 return await self._async.eval(_LUA[name], 1, key, *args)
         except self._errors as exc:
             raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
+
+    async def _anative(self, name: str, key: str, *args: Any) -> Any:
+        """One script on this event loop's own connection (:mod:`._resp`), no worker thread.
+
+        The async methods of a backend made from a URL used to run the sync call in a worker
+        thread; in an app that hop and the GIL hand-over around it cost several times the
+        command (``bench/RESULTS.md``, "The helpers' overhead in the e2e apps"). The command is
+        written and its reply read on the loop instead: the same scripts, keys and fences as
+        :meth:`_direct`, only the transport differs. A connection that fails (lost, timed out)
+        fails the calls in flight with ``StoreError`` and the next call connects again.
+        """
+        if not self._policy_ok:
+            await self._anative_policy()
+        try:
+            reply = await self._aexecute("EVALSHA", _SHA[name], 1, key, *args)
+            if isinstance(reply, _resp.ReplyError) and str(reply).startswith("NOSCRIPT"):
+                reply = await self._aexecute("EVAL", _LUA[name], 1, key, *args)  # a restarted server forgot it
+        except OSError as exc:  # ConnectionError, TimeoutError: the connection is gone
+            raise StoreError(f"redis {name} failed for {key!r}: {exc}") from exc
+        if isinstance(reply, _resp.ReplyError):
+            raise StoreError(f"redis {name} failed for {key!r}: {reply}")
+        return reply
+
+    def _aexecute(self, *command: Any) -> Any:
+        """The reply to ``command`` on this loop's connection (an awaitable), connecting first if needed."""
+        loop = asyncio.get_running_loop()
+        conn = self._aconns.get(loop)
+        if conn is None or conn.error is not None or conn.pid != os.getpid():
+            conn = self._aconnect(loop)
+        if conn.opening is not None:
+            return self._aexecute_opened(conn, command)
+        return conn.send(*command)
+
+    @staticmethod
+    async def _aexecute_opened(conn: _resp.Connection, command: tuple) -> Any:
+        opening = conn.opening
+        if opening is not None:  # shared by every first caller: one caller's cancellation must not stop it
+            await asyncio.shield(opening)
+        return await conn.send(*command)
+
+    def _aconnect(self, loop: asyncio.AbstractEventLoop) -> _resp.Connection:
+        """A new connection for ``loop``, replacing a failed one; connections of closed loops and
+        of the parent process (after a fork) are dropped."""
+        if self._closed:
+            raise StoreError("RedisBackend is closed")
+        assert self._target is not None
+        pid = os.getpid()
+        conn = _resp.Connection(loop, self._target, self.socket_timeout)
+        with self._direct_lock:
+            for other_loop, other in list(self._aconns.items()):
+                # inherited from the parent (its socket and selector are the parent's), or its loop
+                # ended without closing it (no asyncio.run): drop it without touching either
+                if other.pid != pid or other_loop.is_closed():
+                    other.forget()
+                    del self._aconns[other_loop]
+            self._aconns[loop] = conn
+        conn.start()
+        return conn
+
+    async def _anative_policy(self) -> None:
+        """:meth:`_check_policy` on this loop's connection."""
+        try:
+            reply = await self._aexecute("CONFIG", "GET", "maxmemory-policy")
+            policy = None
+            if isinstance(reply, list):  # RESP2: names and values, flat
+                policy = _policy_from(dict(zip(reply[::2], reply[1::2])), "maxmemory-policy")
+            if policy is None:  # CONFIG disabled, renamed or not permitted: managed Redis
+                info = await self._aexecute("INFO", "memory")
+                if isinstance(info, bytes):
+                    lines = info.decode("utf-8", "replace").splitlines()
+                    policy = _policy_from(dict(line.split(":", 1) for line in lines if ":" in line), "maxmemory_policy")
+        except OSError as exc:
+            raise StoreError(f"redis: reading maxmemory-policy failed: {exc}") from exc
+        self._judge(policy)
+
+    def _close_aconns(self) -> None:
+        """Close every loop's connection, each from its own loop's thread."""
+        with self._direct_lock:
+            conns, self._aconns = self._aconns, {}
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for loop, conn in conns.items():
+            if conn.pid != os.getpid() or loop.is_closed():
+                conn.forget()
+            elif loop is running or not loop.is_running():
+                conn.close()
+            else:
+                try:
+                    loop.call_soon_threadsafe(conn.close)
+                except RuntimeError:  # the loop closed meanwhile
+                    conn.forget()
 
     def _direct(self, name: str, key: str, *args: Any) -> Any:
         """One script on this thread's own connection (a client made from a URL, so ours).
@@ -404,8 +528,10 @@ class RedisBackend(Backend):
         return conn
 
     def close(self) -> None:
-        if self._owns_client and self._sync is not None:
+        if self._owns_client:
             self._closed = True
+            self._close_aconns()
+        if self._owns_client and self._sync is not None:
             with self._direct_lock:
                 conns, self._direct_conns = self._direct_conns, []
             for _thread, conn in conns:
@@ -475,39 +601,39 @@ class RedisBackend(Backend):
 
     # ------------------------------------------------------------------ async
     async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        if self._async is None:
+        if self._ascript is None:
             return await super().aclaim(key, lease=lease, payload=payload)
-        return self._claim(await self._acall("claim", *self._claim_args(key, lease, payload)))
+        return self._claim(await self._ascript("claim", *self._claim_args(key, lease, payload)))
 
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
-        if self._async is None:
+        if self._ascript is None:
             return await super().acomplete(key, fence, result, ttl=ttl)
-        reply = await self._acall("complete", *self._complete_args(key, fence, result, ttl))
+        reply = await self._ascript("complete", *self._complete_args(key, fence, result, ttl))
         self._checked(key, fence, reply)
         self.waiters.notify(key)
 
     async def arelease(self, key: str, fence: int) -> bool:
-        if self._async is None:
+        if self._ascript is None:
             return await super().arelease(key, fence)
-        reply = await self._acall("release", self._key(check_key(key)), fence)
+        reply = await self._ascript("release", self._key(check_key(key)), fence)
         released = self._checked(key, fence, reply) == "released"
         if released:
             self.waiters.notify(key)
         return released
 
     async def arenew(self, key: str, fence: int, *, lease: float) -> float:
-        if self._async is None:
+        if self._ascript is None:
             return await super().arenew(key, fence, lease=lease)
         lease_us = duration_us(lease, "lease")
-        self._checked(key, fence, await self._acall("renew", self._key(check_key(key)), fence, lease_us))
+        self._checked(key, fence, await self._ascript("renew", self._key(check_key(key)), fence, lease_us))
         return lease
 
     async def aget(self, key: str) -> Record | None:
-        if self._async is None:
+        if self._ascript is None:
             return await super().aget(key)
-        return self._record(await self._acall("get", self._key(check_key(key))))
+        return self._record(await self._ascript("get", self._key(check_key(key))))
 
     async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
-        if self._async is None:
+        if self._ascript is None:
             return await super().aincr(key, amount, ttl=ttl)
-        return int(await self._acall("incr", self._counter(check_key(key)), *self._incr_args(amount, ttl)))
+        return int(await self._ascript("incr", self._counter(check_key(key)), *self._incr_args(amount, ttl)))
