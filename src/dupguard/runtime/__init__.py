@@ -71,6 +71,7 @@ _EXPORTS = {
 
 # written out for static analysers; tests/runtime checks it names exactly the lazy exports
 __all__ = [
+    "MISSING",
     "CallDecision",
     "ConcurrentInvocationError",
     "DupguardError",
@@ -84,7 +85,6 @@ __all__ = [
     "InvocationGuard",
     "Lease",
     "LeaseLost",
-    "MISSING",
     "MemoryBackend",
     "NotOwnerError",
     "Orphan",

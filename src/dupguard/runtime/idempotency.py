@@ -106,14 +106,10 @@ log = logging.getLogger("dupguard.runtime")
 
 
 class _Missing:
-    """The type of :data:`MISSING`: one instance, falsy, and named in reprs."""
+    """The type of :data:`MISSING`: one instance (a pickled copy comes back as the same), falsy,
+    and named in reprs."""
 
-    _instance: _Missing | None = None
-
-    def __new__(cls) -> _Missing:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return "dupguard.runtime.MISSING"
@@ -237,7 +233,9 @@ class Idempotency:
         self.on_abandoned = on_abandoned
 
     def __repr__(self) -> str:
-        policy = self.on_abandoned if isinstance(self.on_abandoned, str) else getattr(self.on_abandoned, "__name__", "?")
+        policy = (
+            self.on_abandoned if isinstance(self.on_abandoned, str) else getattr(self.on_abandoned, "__name__", "?")
+        )
         return (
             f"Idempotency({self.store!r}, ttl={self.ttl:g}, lease={self.lease:g}, "
             f"on_in_progress={self.on_in_progress!r}, on_abandoned={policy!r})"
@@ -467,9 +465,7 @@ class Idempotency:
         """``await afn()`` once for ``key``; duplicates replay, wait or raise (see the class)."""
         return await self._arun(self._store_key(key), key, afn, payload, key)
 
-    async def _arun(
-        self, skey: str, key: str, afn: Callable[[], Awaitable[T]], payload: Any, user_key: Any
-    ) -> T:
+    async def _arun(self, skey: str, key: str, afn: Callable[[], Awaitable[T]], payload: Any, user_key: Any) -> T:
         phash = payload_hash(payload)
         store = self.store
         waiters = store.waiters if self.on_in_progress == "wait" else None

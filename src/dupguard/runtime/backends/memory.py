@@ -99,13 +99,12 @@ class MemoryBackend(Backend):
                 status: Literal["done", "busy"] = "done" if rec[_STATE] == "done" else "busy"
                 result = decode_result(rec[_RESULT]) if status == "done" else None
                 return Claim(status, rec[_FENCE], _seconds(rec[_END] - now), rec[_PAYLOAD], result)
-            abandoned = rec is not None and rec[_STATE] == "pending" and _kept_until(rec) > now
-            if abandoned and not take_abandoned:
-                return Claim("abandoned", rec[_FENCE], _seconds(_kept_until(rec) - now), rec[_PAYLOAD])  # type: ignore[index]
+            expired = rec[_FENCE] if rec is not None and rec[_STATE] == "pending" and _kept_until(rec) > now else None
+            if expired is not None and not take_abandoned:
+                return Claim("abandoned", expired, _seconds(_kept_until(rec) - now), rec[_PAYLOAD])  # type: ignore[arg-type,index]
             fence = max((rec[_FENCE] + 1) if rec is not None else 1, _wall_us())
             end = now + lease_us
             self._records[key] = ["pending", fence, end, payload, None, keep_for]
-        expired = rec[_FENCE] if abandoned else None  # type: ignore[index]
         return Claim("acquired", fence, _seconds(end - now), payload, expired_holder=expired)
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:

@@ -207,8 +207,11 @@ WITH cur AS (
 )
 SELECT {cols.format(rem=_remaining("expires_at"), live="true", abandoned="false", taken="taken_from")} FROM ins
 UNION ALL
-SELECT {cols.format(rem=_remaining("expires_at"), live=f"expires_at > {_NOW}", abandoned=cur_abandoned,
-                    taken="NULL::bigint")} FROM cur
+SELECT {
+            cols.format(
+                rem=_remaining("expires_at"), live=f"expires_at > {_NOW}", abandoned=cur_abandoned, taken="NULL::bigint"
+            )
+        } FROM cur
 WHERE NOT EXISTS (SELECT 1 FROM ins)
 """
         # complete / renew land when the record is free, or pending under the caller's fence
