@@ -255,8 +255,9 @@ class Idempotency:
         as such; only at-most-once leaves an abandoned record as it is."""
         return {"lease": self.lease, "payload": phash, "keep": self.ttl, "take_abandoned": self.on_abandoned != "raise"}
 
-    def _settle(self, key: str, claim: Claim, phash: str | None) -> tuple[bool, Any]:
-        """Turn a claim into (finished, value): a replayed result, or an error, or go on."""
+    def _settle(self, key: str, claim: Claim, phash: str | None, user_key: Any = None) -> tuple[bool, Any]:
+        """Turn a claim into (finished, value): a replayed result, or an error, or go on.
+        ``key`` names the key in messages; ``user_key`` is the caller's (what ``resolve`` takes)."""
         if claim.status != "acquired" and phash and claim.payload and claim.payload != phash:
             raise IdempotencyPayloadMismatch(f"idempotency key {key!r} was first used with a different payload")
         if claim.status == "abandoned":
@@ -264,7 +265,7 @@ class Idempotency:
                 f"idempotency key {key!r}: its holder (fence {claim.fence}) stopped before recording whether it "
                 "ran, and on_abandoned='raise' does not run it again; find out, then resolve(key, result, "
                 f"fence={claim.fence}) if it ran or release(key, fence={claim.fence}) to let it run",
-                key=key,
+                key=key if user_key is None else user_key,
                 fence=claim.fence,
             )
         if claim.status == "done":
@@ -374,7 +375,7 @@ class Idempotency:
                     raise self._before_start(exc)
                 if claim.acquired:
                     break
-                finished, value = self._settle(key, claim, phash)
+                finished, value = self._settle(key, claim, phash, user_key)
                 if finished:
                     return value
                 _waiters.wait(fut, poll.next(claim))  # type: ignore[arg-type]
@@ -479,7 +480,7 @@ class Idempotency:
                     raise self._before_start(exc)
                 if claim.acquired:
                     break
-                finished, value = self._settle(key, claim, phash)
+                finished, value = self._settle(key, claim, phash, user_key)
                 if finished:
                     return value
                 await _waiters.await_(fut, poll.next(claim))  # type: ignore[arg-type]
