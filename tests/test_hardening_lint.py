@@ -564,6 +564,32 @@ def test_the_flake8_plugin_and_fix_reparse_refuse_deep_nesting_too() -> None:
     check_nesting(AGENT_HEADER + "x = " + "-" * 1000 + "y\n")  # Python's parser takes this: so does dupguard
 
 
+def test_a_long_conditional_chain_before_a_syntax_error_is_reported_by_python_not_parsed(monkeypatch) -> None:
+    """A 36 KB file whose 3,000-level ``a if b else …`` chain is followed by a syntax error:
+    libcst's parser took 3 s (14 s niced, in the long fuzz run: bench/RESULTS.md) to say
+    "syntax error at line 35"; Python says it in milliseconds, and dupguard now does too,
+    without calling libcst's parser at all (not timed: the parser is replaced by a failure)."""
+    import dupguard.parsing
+    from dupguard.pipeline import SourceError, lint_text, parse
+
+    def never(*args, **kwargs):
+        raise AssertionError("libcst's parser was called")
+
+    monkeypatch.setattr(dupguard.parsing, "parse_module", never)
+    text = AGENT_HEADER + "import os\n" * 30 + "y = " + "a if b else " * 3_000 + "c\n" + "x = = 1\n"
+    assert text.count("\n") == 35 and len(text) > 36_000
+    expected = "syntax error at line 35, column 5: invalid syntax"
+    with pytest.raises(SourceError) as info:
+        parse(text)
+    assert str(info.value) == expected
+    with pytest.raises(SourceError, match=f"^{expected}$"):
+        lint_text("chain.py", text, Settings(), Settings().enabled_codes())
+    # a chain of 1,000 (Python's parser and libcst take it) still goes to libcst, as before
+    shorter = AGENT_HEADER + "y = " + "a if b else " * 1_000 + "c\n"
+    with pytest.raises(AssertionError, match="libcst's parser was called"):
+        parse(shorter)
+
+
 def _crash_on_marker(job, settings):
     """A task that dies like a native crash on one file (a real SIGSEGV), and lints the rest."""
     from dupguard.pipeline import lint_job

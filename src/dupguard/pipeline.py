@@ -314,6 +314,17 @@ _LONG_CHAINS = (
 _CHAIN_LIMIT = 1000  # libcst takes seconds per file past this on a file that does not parse
 
 
+def _long_conditional(text: str) -> bool:
+    """A line with more than ``_CHAIN_LIMIT`` conditional expressions (``a if b else a if b else
+    …``): Python nests them, libcst's parser backtracks through them, and on a file that does
+    not parse it takes time that grows with the square of the chain (3,000 levels: 3 s, 14 s
+    niced on a loaded machine; bench/RESULTS.md, "Hardening runs (issue 18)") before it
+    reports the syntax error Python found in milliseconds. A ``str.count`` when there are few."""
+    if text.count("else") <= _CHAIN_LIMIT:
+        return False
+    return any(line.count("else") > _CHAIN_LIMIT for line in text.splitlines())
+
+
 def _bracket_depth(text: str) -> int:
     """The deepest bracket nesting, counting brackets in strings and comments too (closers
     never below zero): an upper bound, with three ``str.count``s when the file is shallow."""
@@ -360,7 +371,11 @@ def _long_chain(text: str) -> bool:
 def _too_deeply_nested(text: str) -> bool:
     """Is the text nested deeper than dupguard allows (see ``MAX_DEPTH``)? Most files answer
     with a few ``str.count``s; the others are parsed by Python (about a tenth of libcst's
-    parse) and their tree measured."""
+    parse) and their tree measured.
+
+    Raises :class:`SourceError` with Python's own syntax error for a file Python rejects whose
+    expression chains would keep libcst busy for seconds before it reports the same error
+    (``_long_conditional``)."""
     brackets = _bracket_depth(text)
     deep = sum(map(text.count, _NESTING_CHARS)) + sum(map(text.count, _NESTING_WORDS)) > MAX_DEPTH
     if brackets <= MAX_BRACKET_DEPTH and not deep:
@@ -376,7 +391,11 @@ def _too_deeply_nested(text: str) -> bool:
         if "nested" in str(exc.msg) or "too complex" in str(exc.msg):
             return True
         # Python stopped at another error: libcst may still meet what lies before it
-        return brackets > 4 * MAX_BRACKET_DEPTH or (deep and _long_chain(text))
+        if brackets > 4 * MAX_BRACKET_DEPTH or (deep and _long_chain(text)):
+            return True
+        if deep and _long_conditional(text):  # the file does not parse: say where, as Python does
+            raise SourceError(syntax_error(exc.lineno or 1, max(0, (exc.offset or 1) - 1), str(exc.msg))) from None
+        return False
     except (RecursionError, MemoryError):  # Python's parser gave up on the depth
         return True
     except ValueError:  # NUL characters (Python before 3.12): libcst says what it makes of them

@@ -17,6 +17,13 @@ and ``fsync``: the side effect, counted on disk. A worker whose ``run`` returned
 (it ran the key and recorded it) appends the same line to the completions file (no ``fsync``:
 the page cache survives a SIGKILL). Keys contain
 ``:`` on purpose, so the escaped key composition is exercised too.
+
+``policy`` is ``Idempotency``'s ``on_abandoned`` for a key whose holder was killed before its
+completion was recorded: ``"rerun"`` (at-least-once), ``"raise"`` (at-most-once: the worker
+appends ``<key> <fence>`` to the ``unknown`` file and moves on) or ``"reconcile"``: the new
+holder reads the effects file, the side effect's own record, for the key's effect (and appends
+``<key> <nonce or ->`` to the ``reconciled`` file): a nonce found there is recorded as the
+key's result, none means the effect did not happen and the key runs.
 """
 
 from __future__ import annotations
@@ -29,7 +36,15 @@ import sys
 import time
 import traceback
 
-from dupguard.runtime import Idempotency, IdempotencyInProgress, LeaseLost, RedisBackend, SQLiteBackend
+from dupguard.runtime import (
+    MISSING,
+    Idempotency,
+    IdempotencyInProgress,
+    LeaseLost,
+    OutcomeUnknown,
+    RedisBackend,
+    SQLiteBackend,
+)
 
 
 def open_store(spec: dict):
@@ -44,15 +59,35 @@ def append(fd: int, line: str, *, sync: bool = False) -> None:
         os.fsync(fd)
 
 
+def effect_of(path: str, key: str) -> str | None:
+    """The nonce of ``key``'s effect in the effects file (the last, if there were several)."""
+    found = None
+    with open(path) as f:
+        for line in f:
+            k, _, nonce = line.rstrip("\n").partition(" ")
+            if k == key:
+                found = nonce
+    return found
+
+
 def worker(spec: dict, keys: list[str]) -> None:
     pid = os.getpid()
     rng = random.Random(pid ^ time.monotonic_ns())
     store = open_store(spec)
-    idem = Idempotency(store, lease=spec["lease"], on_in_progress="raise")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     effects = os.open(spec["effects"], flags, 0o644)
     completions = os.open(spec["completions"], flags, 0o644)
     lost = os.open(spec["lost"], flags, 0o644)
+    unknown = os.open(spec["unknown"], flags, 0o644)
+    reconciled = os.open(spec["reconciled"], flags, 0o644)
+
+    def reconcile(key: str):
+        nonce = effect_of(spec["effects"], key)
+        append(reconciled, f"{key} {nonce or '-'}")
+        return nonce if nonce is not None else MISSING
+
+    policy = reconcile if spec["policy"] == "reconcile" else spec["policy"]
+    idem = Idempotency(store, lease=spec["lease"], on_in_progress="raise", on_abandoned=policy)
     pending = list(keys)
     rng.shuffle(pending)
     attempt = 0
@@ -72,6 +107,10 @@ def worker(spec: dict, keys: list[str]) -> None:
                 continue  # another worker holds it: come back to it later
             except LeaseLost:  # this worker stalled past its lease and was taken over
                 append(lost, f"{key} {nonce}")
+                continue
+            except OutcomeUnknown as exc:  # at most once: a killed holder's key is not run again
+                append(unknown, f"{key} {exc.fence}")
+                pending.remove(key)
                 continue
             if result == nonce:
                 append(completions, f"{key} {nonce}")

@@ -201,6 +201,32 @@ def test_sqlite_backends_on_one_file_share_records_and_wakeups(tmp_path):
         b.close()
 
 
+def test_sqlite_file_of_an_earlier_version_gets_the_new_columns_and_sweeps_keep_abandoned_rows(tmp_path):
+    """A file made before claims kept abandoned records (no keep_us, taken_from) is upgraded
+    when it is opened, its rows intact; the sweep then deletes what expired but keeps an
+    abandoned row for its keep."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            """CREATE TABLE dupguard_records (key TEXT PRIMARY KEY, state TEXT NOT NULL, fence INTEGER NOT NULL,
+                   expires_at INTEGER NOT NULL, payload TEXT, result TEXT, owner TEXT) WITHOUT ROWID;
+               INSERT INTO dupguard_records VALUES ('old', 'done', 7, 9000000000000000, NULL, '"kept"', NULL);"""
+        )
+    conn.close()
+    store = SQLiteBackend(path, sweep_every=4)
+    assert store.claim("old", lease=30).result == "kept"
+    abandoned = store.claim("abandoned", lease=0.05, keep=30)
+    store.claim("not kept", lease=0.05)
+    time.sleep(0.1)
+    store.claim("a", lease=30)  # the fourth claim of this thread: a sweep
+    rows = {key for (key,) in sqlite3.connect(path).execute("SELECT key FROM dupguard_records")}
+    assert rows == {"old", "abandoned", "a"}
+    taken = store.claim("abandoned", lease=30)
+    assert taken.acquired and taken.expired_holder == abandoned.fence
+
+
 def test_sqlite_errors_are_store_errors(tmp_path):
     store = SQLiteBackend(tmp_path / "s.db")
     store.close()

@@ -87,7 +87,7 @@ class ForgetsFences(MemoryBackend):
 class TwoWinners(MemoryBackend):
     """A broken store: a check-then-act across two steps, so concurrent claims both win."""
 
-    def claim(self, key, *, lease, payload=None):
+    def claim(self, key, *, lease, payload=None, **options):
         found = self.get(key)
         if found is None:
             import time
@@ -95,7 +95,7 @@ class TwoWinners(MemoryBackend):
             time.sleep(0.01)  # the window every check-then-act has
             with self._lock:
                 self._records.pop(key, None)
-        return super().claim(key, lease=lease, payload=payload)
+        return super().claim(key, lease=lease, payload=payload, **options)
 
 
 @pytest.mark.parametrize(

@@ -613,3 +613,42 @@ def test_payload_hash_is_canonical_and_stable_for_non_json_values():
     code = "from dupguard.runtime.idempotency import payload_hash; print(payload_hash({'k': b'v', 'n': 1.5}))"
     other_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert other_process.stdout.strip() == payload_hash({"n": 1.5, "k": b"v"})
+
+
+def test_idempotent_passes_its_key_to_reconcile_and_resolves_by_that_key():
+    """``@idempotent(on_abandoned=…)``: ``reconcile`` gets what ``key(...)`` returned (the key the
+    payment API was given), and ``.resolve``/``.release`` take that key too, not the store's."""
+    from dupguard.runtime import MISSING, OutcomeUnknown
+    from dupguard.runtime.backends import compose_key
+
+    store = MemoryBackend()
+    asked = []
+
+    def reconcile(key):
+        asked.append(key)
+        return {"refund": f"re_{key}"} if key == "refund:1" else MISSING
+
+    @idempotent(store, key=lambda order_id: f"refund:{order_id}", scope="refunds", on_abandoned=reconcile)
+    def refund(order_id):
+        return {"refund": "ran"}
+
+    @idempotent(store, key=lambda order_id: f"refund:{order_id}", scope="strict", on_abandoned="raise")
+    def strict_refund(order_id):
+        return {"refund": "ran"}
+
+    for scope, k in (("refunds", "refund:1"), ("refunds", "refund:2"), ("strict", "refund:3"), ("strict", "refund:4")):
+        store.claim(compose_key("idem", scope, k), lease=0.05, keep=60)  # a worker killed mid-call
+    time.sleep(0.1)
+    assert refund(1) == {"refund": "re_refund:1"} and refund(2) == {"refund": "ran"}
+    assert asked == ["refund:1", "refund:2"]
+    with pytest.raises(OutcomeUnknown) as info:
+        strict_refund(3)
+    assert info.value.key == "refund:3"  # the key resolve and release take
+    strict_refund.resolve("refund:3", {"refund": "re_3"}, fence=info.value.fence)
+    assert strict_refund(3) == {"refund": "re_3"}
+    with pytest.raises(OutcomeUnknown) as info:
+        strict_refund(4)
+    assert strict_refund.release("refund:4", fence=info.value.fence) is True
+    assert strict_refund(4) == {"refund": "ran"}
+    with pytest.raises(ValueError, match="on_abandoned"):
+        Idempotency(store, on_abandoned="ignore")

@@ -170,3 +170,65 @@ def test_async_variants(backend):
 def test_scope_is_required():
     with pytest.raises(ValueError):
         ToolCallLedger(scope="")
+
+
+def _abandon(store, scope: str, call_id: str, ttl: float = 86400):
+    """A worker that claimed the call as the ledger does and was killed before ``complete``."""
+    from dupguard.runtime.backends import compose_key
+
+    claim = store.claim(compose_key("ledger", scope, call_id), lease=0.2, keep=ttl)
+    time.sleep(0.3)
+    return claim
+
+
+def test_a_call_whose_worker_died_under_each_policy(backend):
+    from dupguard.runtime import MISSING, OutcomeUnknown
+
+    # at least once (the default): execute again, and say whose call it was
+    dead = _abandon(backend, "conv", "rerun")
+    decision = ToolCallLedger(backend, scope="conv").begin("rerun", "refund", {"order": 1})
+    assert decision.execute and decision.expired_holder == dead.fence
+
+    # at most once: every worker is told, until someone resolves it
+    dead = _abandon(backend, "conv", "raise")
+    ledger = ToolCallLedger(backend, scope="conv", on_abandoned="raise")
+    for _ in range(2):
+        with pytest.raises(OutcomeUnknown) as info:
+            ledger.begin("raise", "refund", {"order": 1})
+        assert info.value.key == "raise" and info.value.fence == dead.fence
+    ledger.resolve("raise", "refunded re_1", fence=dead.fence)
+    replay = ledger.begin("raise", "refund", {"order": 1})
+    assert replay.replay and replay.result == "refunded re_1"
+    dead = _abandon(backend, "conv", "released")
+    with pytest.raises(OutcomeUnknown):
+        ledger.begin("released", "refund", {"order": 1})
+    assert ledger.release("released", fence=dead.fence) is True
+    assert ledger.begin("released", "refund", {"order": 1}).execute
+
+    # reconcile: what the tool's own system says is the result; MISSING: execute
+    refunds = {"found": "re_9"}
+    asked = []
+
+    def reconcile(call_id):
+        asked.append(call_id)
+        return refunds.get(call_id, MISSING)
+
+    ledger = ToolCallLedger(backend, scope="conv", on_abandoned=reconcile)
+    _abandon(backend, "conv", "found")
+    _abandon(backend, "conv", "missing")
+    found = ledger.begin("found", "refund", {"order": 9})
+    assert found.replay and found.result == "re_9"
+    assert ledger.begin("found", "refund", {"order": 9}).result == "re_9"
+    missing = ledger.begin("missing", "refund", {"order": 2})
+    assert missing.execute and missing.expired_holder is not None
+    ledger.complete("missing", "re_2", fence=missing.fence)
+    assert ledger.begin("never", "refund", {"order": 3}).execute and asked == ["found", "missing"]
+
+    async def areconcile(call_id):
+        await asyncio.sleep(0)
+        return refunds.get(call_id, MISSING)
+
+    refunds["async"] = "re_a"
+    _abandon(backend, "conv", "async")
+    decision = asyncio.run(ToolCallLedger(backend, scope="conv", on_abandoned=areconcile).abegin("async", "refund"))
+    assert decision.replay and decision.result == "re_a"

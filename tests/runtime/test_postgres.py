@@ -167,11 +167,13 @@ def test_tables_created_on_first_use_by_init_or_refused(postgres_server):
         assert cols == [
             ("expires_at", "timestamp with time zone"),
             ("fence", "bigint"),
+            ("keep_us", "bigint"),
             ("key", "text"),
             ("owner", "text"),
             ("payload", "text"),
             ("result", "text"),
             ("state", "text"),
+            ("taken_from", "bigint"),
         ]
         # an application role that may use the tables but not create any
         conn.execute("DROP ROLE IF EXISTS dupguard_app")
@@ -192,6 +194,33 @@ def test_tables_created_on_first_use_by_init_or_refused(postgres_server):
             PostgresBackend(dsn, table=bad)
 
 
+OLD_RECORDS = """CREATE TABLE "{name}_records" (
+    key text COLLATE "C" PRIMARY KEY, state text NOT NULL, fence bigint NOT NULL,
+    expires_at timestamptz NOT NULL, payload text, result text, owner text) WITH (fillfactor = 80);
+CREATE TABLE "{name}_counters" (key text COLLATE "C" PRIMARY KEY, value bigint NOT NULL, expires_at timestamptz)"""
+
+
+def test_tables_of_an_earlier_version_get_the_new_columns(postgres_dsn):
+    """Tables made before claims kept abandoned records (no keep_us, taken_from): a backend
+    that may create tables adds the columns on first use (init-postgres does too); one that may
+    not says to run init-postgres, before anything runs."""
+    name = table()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        for statement in OLD_RECORDS.format(name=name).split(";"):
+            conn.execute(statement)
+        conn.execute(
+            f"""INSERT INTO "{name}_records" VALUES ('old', 'done', 7, now() + interval '1 hour', NULL, '"kept"', NULL)"""
+        )
+    with pytest.raises(StoreError, match="init-postgres"):
+        PostgresBackend(postgres_dsn, table=name, create=False).claim("k", lease=1)
+    store = PostgresBackend(postgres_dsn, table=name)
+    assert store.claim("old", lease=30).result == "kept"
+    first = store.claim("k", lease=0.05, keep=30)
+    time.sleep(0.1)
+    assert store.claim("k", lease=30).expired_holder == first.fence
+    assert PostgresBackend(postgres_dsn, table=name, create=False).claim("old", lease=1).status == "done"
+
+
 def test_cleanup_deletes_only_expired_rows_and_fences_keep_rising(postgres_dsn):
     store = PostgresBackend(postgres_dsn, table=table(), sweep_every=0)
     fences = {}
@@ -202,11 +231,15 @@ def test_cleanup_deletes_only_expired_rows_and_fences_keep_rising(postgres_dsn):
     released = store.claim("released", lease=30)
     store.release("released", released.fence)
     live = store.claim("live", lease=30)
+    abandoned = store.claim("abandoned", lease=0.05, keep=30)  # its holder never finished: kept
+    store.claim("not kept", lease=0.05)
     store.incr("window", ttl=0.05)
     store.incr("forever")
     time.sleep(0.1)
-    assert store.cleanup(batch=7) == 30 + 1 + 1  # in batches of 7, until none is left
+    assert store.cleanup(batch=7) == 30 + 1 + 1 + 1  # in batches of 7, until none is left
     assert store.cleanup() == 0
+    seen = store.claim("abandoned", lease=30, take_abandoned=False)
+    assert seen.status == "abandoned" and seen.fence == abandoned.fence
     assert store.get("live").fence == live.fence and store.incr("forever") == 2
     again = store.claim("old3", lease=30)
     assert again.acquired and again.fence > fences["old3"]  # seeded from the server's clock

@@ -20,6 +20,7 @@ _EXPORTS = {
     "ToolLimitExceeded": "errors",
     "StaleBatchError": "errors",
     "LeaseLost": "errors",
+    "OutcomeUnknown": "errors",
     "StoreError": "errors",
     "StoreConfigError": "errors",
     "NotOwnerError": "guard",
@@ -35,6 +36,7 @@ _EXPORTS = {
     # once-per-key execution and leases
     "Idempotency": "idempotency",
     "idempotent": "idempotency",
+    "MISSING": "idempotency",
     "ToolCallLedger": "ledger",
     "CallDecision": "ledger",
     "Lease": "lease",
@@ -69,6 +71,7 @@ _EXPORTS = {
 
 # written out for static analysers; tests/runtime checks it names exactly the lazy exports
 __all__ = [
+    "MISSING",
     "CallDecision",
     "ConcurrentInvocationError",
     "DupguardError",
@@ -85,6 +88,7 @@ __all__ = [
     "MemoryBackend",
     "NotOwnerError",
     "Orphan",
+    "OutcomeUnknown",
     "PostgresBackend",
     "RedisBackend",
     "Reservation",

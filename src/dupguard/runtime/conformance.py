@@ -18,6 +18,16 @@ store may hold other data. The checks, in order, are :data:`CHECKS`:
   re-creating a forgotten record, result expiry, an unencodable result, counters, async;
 * ``payload_mismatch``: a key reused with another payload raises
   ``IdempotencyPayloadMismatch``;
+* ``abandoned_claim``: a record whose holder let its lease run out without completing is kept
+  for the claim's ``keep`` and reported by the next claim (``expired_holder`` when taking it
+  over, ``abandoned`` with ``take_abandoned=False``, which changes nothing), and only then: not
+  after a release, an expired result, ``keep=0`` or the end of ``keep``; the holder's own fence
+  may still complete or release it; a renewal keeps its ``keep``;
+* ``abandoned_at_most_once`` and ``abandoned_reconcile``: ``Idempotency(on_abandoned="raise")``
+  never runs an abandoned key again (``OutcomeUnknown`` with the key and the fence, for every
+  caller, until ``resolve`` or ``release``); ``on_abandoned=reconcile`` records what
+  ``reconcile(key)`` found, or runs the key once when it says ``MISSING``, and leaves the key
+  abandoned when it fails (sync and async);
 * ``threads_one_winner`` (64 threads), ``event_loops_one_winner`` (3 loops × 8 tasks) and
   ``processes_one_winner`` (16 real processes) on one key: exactly one execution, everyone
   gets its result;
@@ -44,6 +54,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import os
 import pickle
@@ -58,9 +69,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend, Record, compose_key
-from .errors import IdempotencyInProgress, IdempotencyPayloadMismatch, LeaseLost, StoreError
-from .idempotency import Idempotency
+from .backends import Backend, Claim, Record, compose_key
+from .errors import IdempotencyInProgress, IdempotencyPayloadMismatch, LeaseLost, OutcomeUnknown, StoreError
+from .idempotency import MISSING, Idempotency
 
 __all__ = ["CHECKS", "Conformance", "NotApplicable"]
 
@@ -77,6 +88,9 @@ CHECKS = (
     "payload_mismatch",
     "counters",
     "async_methods",
+    "abandoned_claim",
+    "abandoned_at_most_once",
+    "abandoned_reconcile",
     "threads_one_winner",
     "event_loops_one_winner",
     "processes_one_winner",
@@ -434,6 +448,201 @@ class Conformance:
             assert await s.aincr(self.key("n"), 2) == 2
 
         asyncio.run(main())
+
+    # ------------------------------------------------------------------ abandoned keys
+    def check_abandoned_claim(self) -> None:
+        a, b, k = self.client(), self.client(), self.key()
+        old = a.claim(k, lease=self.lease, keep=30)
+        assert old.acquired and old.expired_holder is None, f"a free key has no expired holder: {old}"
+        self._expire()
+        for _ in range(2):  # reported, and left as it was: the next claim sees the same
+            seen = b.claim(k, lease=30, keep=30, take_abandoned=False)
+            assert seen.status == "abandoned" and seen.fence == old.fence, f"an abandoned record is reported: {seen}"
+            assert 0 < seen.remaining <= 30, f"abandoned: remaining is the time it is still kept: {seen}"
+        assert b.get(k) is None, "an abandoned record is not live: get reads it as free"
+        new = b.claim(k, lease=30, keep=30)
+        assert new.acquired and new.fence > old.fence, f"an abandoned record is taken over, higher fence: {new}"
+        assert new.expired_holder == old.fence, f"the takeover names the holder it replaced: {new}"
+        _raises(LeaseLost, lambda: a.complete(k, old.fence, "late", ttl=60), "the replaced holder's completion")
+
+        # nobody took over: the abandoned holder's own fence completes (or releases) it
+        k2 = self.key("own")
+        mine = a.claim(k2, lease=self.lease, keep=30)
+        self._expire()
+        assert b.claim(k2, lease=30, keep=30, take_abandoned=False).status == "abandoned"
+        a.complete(k2, mine.fence, "ran", ttl=60)
+        done = b.claim(k2, lease=30, keep=30, take_abandoned=False)
+        assert done.status == "done" and done.result == "ran", f"a completed abandoned key replays: {done}"
+        k3 = self.key("released")
+        mine = a.claim(k3, lease=self.lease, keep=30)
+        self._expire()
+        assert b.release(k3, mine.fence) is True, "the abandoned holder's fence releases it"
+        free = b.claim(k3, lease=30, keep=30, take_abandoned=False)
+        assert free.acquired and free.expired_holder is None, f"a released key is free, not abandoned: {free}"
+
+        # never abandoned: a released claim, an expired result, keep=0, a key never claimed
+        k4, k5, k6 = self.key("rel"), self.key("expired-result"), self.key("no-keep")
+        a.release(k4, a.claim(k4, lease=30, keep=30).fence)
+        a.complete(k5, a.claim(k5, lease=30, keep=30).fence, "v", ttl=self.lease)
+        a.claim(k6, lease=self.lease, keep=0)
+        # a renewal keeps the claim's keep; so does giving the key back with a short lease
+        k7, k8 = self.key("renewed"), self.key("given-back")
+        renewed = a.claim(k7, lease=self.lease, keep=30)
+        a.renew(k7, renewed.fence, lease=self.lease)
+        given = a.claim(k8, lease=30, keep=30)
+        a.renew(k8, given.fence, lease=0.001)
+        self._expire()
+        for key in (k4, k5, k6, self.key("never")):
+            fresh = b.claim(key, lease=30, keep=30, take_abandoned=False)
+            assert fresh.acquired and fresh.expired_holder is None, f"{key}: never abandoned: {fresh}"
+        for key, fence in ((k7, renewed.fence), (k8, given.fence)):
+            seen = b.claim(key, lease=30, keep=30, take_abandoned=False)
+            assert seen.status == "abandoned" and seen.fence == fence, f"{key}: kept through renewal: {seen}"
+
+        # the end of keep: the record is gone, the key is free
+        k9 = self.key("keep-ends")
+        a.claim(k9, lease=self.lease, keep=self.lease)
+        self._expire()
+        self._expire()
+        gone = b.claim(k9, lease=30, keep=30, take_abandoned=False)
+        assert gone.acquired and gone.expired_holder is None, f"past its keep the record is free: {gone}"
+
+    def _abandon(self, store: Backend, key: str, ttl: float) -> Claim:
+        """Claim ``key`` as ``Idempotency(ttl=ttl).run(key, …)`` does and stop, as a holder killed
+        after its side effect and before its completion; returns once its lease has run out."""
+        claim = store.claim(compose_key("idem", key), lease=self.lease, keep=ttl)
+        assert claim.acquired, f"a fresh key is acquired: {claim}"
+        self._expire()
+        return claim
+
+    def check_abandoned_at_most_once(self) -> None:
+        s, other = self.client(), self.client()
+        runs: list[str] = []
+
+        def fn(value: str) -> Callable[[], str]:
+            def call() -> str:
+                runs.append(value)
+                return value
+
+            return call
+
+        async def afn() -> str:
+            runs.append("async")
+            return "async"
+
+        idem = Idempotency(s, lease=30, ttl=60, on_abandoned="raise")
+        k = self.key()
+        dead = self._abandon(s, k, 60)
+        for client in (s, other, s):  # every caller, every time, until someone resolves it
+            caller = Idempotency(client, lease=30, ttl=60, on_abandoned="raise")
+            exc = _raises(
+                OutcomeUnknown, functools.partial(caller.run, k, fn("again")), "an abandoned key at most once"
+            )
+            assert isinstance(exc, OutcomeUnknown) and exc.key == k and exc.fence == dead.fence, (
+                f"OutcomeUnknown names key and fence: {exc!r}"
+            )
+            assert exc.retryable is False
+        _raises(OutcomeUnknown, lambda: asyncio.run(idem.arun(k, afn)), "arun of an abandoned key")
+        assert runs == [], f"an abandoned key never runs again at most once: {runs}"
+        idem.resolve(k, {"refund": "re_1"}, fence=dead.fence)
+        assert idem.run(k, fn("again")) == {"refund": "re_1"} and runs == [], "a resolved key replays the result"
+
+        k2 = self.key("release")
+        dead = self._abandon(s, k2, 60)
+        _raises(OutcomeUnknown, lambda: idem.run(k2, fn("x")), "an abandoned key")
+        assert idem.release(k2, fence=dead.fence) is True, "release with the holder's fence"
+        assert idem.run(k2, fn("ran")) == "ran" and runs == ["ran"], "a released key runs (once)"
+        assert idem.run(k2, fn("again")) == "ran" and runs == ["ran"]
+
+        k3 = self.key("stalled")
+        stalled = self._abandon(s, k3, 60)
+        _raises(OutcomeUnknown, lambda: idem.run(k3, fn("x")), "an abandoned key")
+        s.complete(compose_key("idem", k3), stalled.fence, "late but mine", ttl=60)  # the holder was only stalled
+        assert idem.run(k3, fn("x")) == "late but mine", "a stalled holder that comes back settles its key"
+
+        async def aresolve() -> Any:
+            k4 = self.key("async")
+            dead = self._abandon(s, k4, 60)
+            try:
+                await idem.arun(k4, afn)
+            except OutcomeUnknown as exc:
+                await idem.aresolve(k4, "resolved", fence=exc.fence)  # type: ignore[arg-type]
+            else:
+                raise AssertionError("arun ran an abandoned key")
+            assert dead.fence is not None
+            return await idem.arun(k4, afn)
+
+        assert asyncio.run(aresolve()) == "resolved" and runs == ["ran"]
+
+        k5 = self.key("rerun")  # the default: at-least-once, the key runs again
+        self._abandon(s, k5, 60)
+        assert Idempotency(s, lease=30, ttl=60).run(k5, fn("rerun")) == "rerun" and runs == ["ran", "rerun"]
+
+    def check_abandoned_reconcile(self) -> None:
+        s, other = self.client(), self.client()
+        effects: dict[str, str] = {}  # the side effect's own system, asked by key
+        asked: list[str] = []
+        runs: list[str] = []
+
+        def reconcile(key: str) -> Any:
+            asked.append(key)
+            return effects.get(key, MISSING)
+
+        def fn(value: str) -> Callable[[], str]:
+            def call() -> str:
+                runs.append(value)
+                return value
+
+            return call
+
+        idem = Idempotency(s, lease=30, ttl=60, on_abandoned=reconcile)
+        k1, k2, k3 = self.key("happened"), self.key("did-not"), self.key("fresh")
+        self._abandon(s, k1, 60)
+        self._abandon(s, k2, 60)
+        effects[k1] = "re_1"
+        assert idem.run(k1, fn("again")) == "re_1" and runs == [], "what reconcile found is the completion"
+        assert idem.run(k2, fn("ran")) == "ran" and runs == ["ran"], "MISSING: the key runs, once"
+        assert idem.run(k3, fn("fresh")) == "fresh", "a key never claimed runs without asking"
+        assert asked == [k1, k2], f"reconcile is asked for abandoned keys only: {asked}"
+        replayer = Idempotency(other, lease=30, ttl=60, on_abandoned=reconcile)
+        assert [replayer.run(k, fn("x")) for k in (k1, k2, k3)] == ["re_1", "ran", "fresh"], "recorded for all"
+        assert runs == ["ran", "fresh"] and asked == [k1, k2]
+
+        k4 = self.key("reconcile-fails")
+        dead = self._abandon(s, k4, 60)
+
+        def unreachable(key: str) -> Any:
+            raise ConnectionError("the payment API is down")
+
+        failing = Idempotency(s, lease=30, ttl=60, on_abandoned=unreachable)
+        _raises(ConnectionError, lambda: failing.run(k4, fn("x")), "a failing reconcile")
+        time.sleep(0.05)
+        left = other.claim(compose_key("idem", k4), lease=30, keep=60, take_abandoned=False)
+        assert left.status == "abandoned" and left.fence > dead.fence, f"a failed reconcile leaves it undecided: {left}"
+        effects[k4] = "re_4"
+        assert idem.run(k4, fn("x")) == "re_4" and asked[-1] == k4 and "x" not in runs, "the next caller asks again"
+
+        async def areconcile(key: str) -> Any:
+            await asyncio.sleep(0)
+            asked.append(key)
+            return effects.get(key, MISSING)
+
+        async def afn() -> str:
+            runs.append("async")
+            return "async"
+
+        k5, k6, k7, k8 = (self.key(n) for n in ("async-happened", "async-did-not", "async-in-sync", "sync-in-async"))
+        for k in (k5, k6, k7, k8):
+            self._abandon(s, k, 60)
+        effects[k5], effects[k8] = "re_5", "re_8"
+        aidem = Idempotency(s, lease=30, ttl=60, on_abandoned=areconcile)
+        assert asyncio.run(aidem.arun(k5, afn)) == "re_5" and "async" not in runs
+        assert asyncio.run(aidem.arun(k6, afn)) == "async" and runs.count("async") == 1
+        assert asyncio.run(idem.arun(k8, afn)) == "re_8" and asked[-1] == k8, "a sync reconcile works in arun"
+        _raises(TypeError, lambda: aidem.run(k7, fn("x")), "an async reconcile under run()")
+        time.sleep(0.05)
+        left = other.claim(compose_key("idem", k7), lease=30, keep=60, take_abandoned=False)
+        assert left.status == "abandoned", f"a reconcile that could not run leaves the key undecided: {left}"
 
     # ------------------------------------------------------------------ concurrency
     def check_threads_one_winner(self) -> None:

@@ -49,6 +49,23 @@ class LeaseLost(DupguardError):
     """The lease expired or was taken over; the former owner must stop writing."""
 
 
+class OutcomeUnknown(DupguardError):
+    """The key's last holder stopped (killed, or stalled past its lease) before recording whether
+    its call ran, and ``Idempotency(on_abandoned="raise")`` will not run it again: nobody knows
+    whether the side effect happened. Every caller gets this until someone finds out and
+    resolves the key: ``Idempotency.resolve(key, result, fence=exc.fence)`` (it ran) or
+    ``Idempotency.release(key, fence=exc.fence)`` (it did not: the next call runs it).
+
+    ``key`` is the caller's key, ``fence`` the fence of the holder whose outcome is unknown.
+    Not retryable: retrying gives the same answer until the key is resolved.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None, fence: int | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.fence = fence
+
+
 class StoreError(DupguardError):
     """The backing store failed (connection refused, timeout, corrupt row)."""
 
@@ -69,6 +86,7 @@ __all__ = [
     "IdempotencyKeyMissing",
     "IdempotencyPayloadMismatch",
     "LeaseLost",
+    "OutcomeUnknown",
     "StaleBatchError",
     "StoreConfigError",
     "StoreError",

@@ -23,11 +23,21 @@ A result the store cannot keep (not JSON, too large; see
 marker (and a ``RuntimeWarning``), and a replay's ``result`` is that marker, whose text says
 the call ran. Store keys are ``ledger:<scope>:<call id>`` with both parts escaped, so no scope
 and id stand for another pair.
+
+A worker killed after its tool ran and before ``complete`` leaves a call nobody knows ran;
+``on_abandoned`` decides, as for :class:`~dupguard.runtime.Idempotency` (the claim keeps the
+record ``ttl`` past its lease and reports such a call atomically): ``"rerun"`` (the default,
+at-least-once: ``execute`` again, with ``decision.expired_holder`` set), ``"raise"``
+(at-most-once: ``begin`` raises :class:`~dupguard.runtime.errors.OutcomeUnknown` for every
+caller until :meth:`ToolCallLedger.resolve` or :meth:`ToolCallLedger.release` with its fence),
+or a ``reconcile(call_id)`` function (sync, or async for ``abegin``) that asks the tool's own
+system: what it returns is recorded and answered as a ``replay``; ``MISSING`` means ``execute``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import threading
 import warnings
@@ -37,9 +47,9 @@ from typing import Any, Literal
 
 from .backends import Backend, Claim, Record, Unstorable, check_duration, compose_key
 from .backends.memory import default_backend
-from .errors import ToolCallIdReused
-from .idempotency import payload_hash
-from .lease import Lease
+from .errors import LeaseLost, OutcomeUnknown, StoreError, ToolCallIdReused
+from .idempotency import _GIVE_BACK, MISSING, OnAbandoned, payload_hash
+from .lease import Lease, _note
 
 __all__ = ["CallDecision", "ToolCallLedger", "tool_call_parts"]
 
@@ -54,6 +64,7 @@ class CallDecision:
     fence: int | None = None
     result: Any = None
     retry_after: float = 0.0
+    expired_holder: int | None = None  # execute: the fence of a holder that stopped without completing
 
     @property
     def execute(self) -> bool:
@@ -102,12 +113,26 @@ class ToolCallLedger:
     """Each tool-call id executes once per ``scope`` (a conversation, a run, an agent…).
 
     ``ttl`` is how long finished calls are remembered (and replayed), ``lease`` how long a
-    worker that stops renewing keeps a call.
+    worker that stops renewing keeps a call, ``on_abandoned`` what ``begin`` does with a call
+    whose worker stopped before completing it (see the module docstring).
     """
 
-    def __init__(self, store: Backend | None = None, *, scope: str, ttl: float = 86400, lease: float = 60) -> None:
+    def __init__(
+        self,
+        store: Backend | None = None,
+        *,
+        scope: str,
+        ttl: float = 86400,
+        lease: float = 60,
+        on_abandoned: OnAbandoned = "rerun",
+    ) -> None:
         if not scope or not isinstance(scope, str):
             raise ValueError("a ToolCallLedger needs a scope (a conversation or run id, a non-empty str)")
+        if not callable(on_abandoned) and on_abandoned not in ("rerun", "raise"):
+            raise ValueError(
+                f"on_abandoned must be 'rerun', 'raise' or a reconcile(call_id) function, not {on_abandoned!r}"
+            )
+        self.on_abandoned = on_abandoned
         self._store = store
         self.scope = scope
         self.ttl = check_duration(ttl, "ttl")
@@ -143,10 +168,21 @@ class ToolCallLedger:
         if stored and mine and stored != mine:
             raise ToolCallIdReused(f"tool call id {call_id!r} ({name}) was seen before with different arguments")
 
+    def _claim_args(self, phash: str | None) -> dict[str, Any]:
+        return {"lease": self.lease, "payload": phash, "keep": self.ttl, "take_abandoned": self.on_abandoned != "raise"}
+
     def _decide(self, call_id: str, name: str, phash: str | None, claim: Claim) -> CallDecision:
         if claim.acquired:
-            return CallDecision("execute", call_id, name, fence=claim.fence)
+            return CallDecision("execute", call_id, name, fence=claim.fence, expired_holder=claim.expired_holder)
         self._conflict(call_id, name, claim.payload, phash)
+        if claim.status == "abandoned":
+            raise OutcomeUnknown(
+                f"tool call {call_id!r} ({name}): its worker (fence {claim.fence}) stopped before recording whether "
+                "it ran, and on_abandoned='raise' does not run it again; find out, then resolve(call_id, result, "
+                f"fence={claim.fence}) or release(call_id, fence={claim.fence})",
+                key=call_id,
+                fence=claim.fence,
+            )
         if claim.status == "done":
             return CallDecision("replay", call_id, name, fence=claim.fence, result=claim.result)
         return CallDecision("in_progress", call_id, name, retry_after=claim.remaining)
@@ -159,17 +195,54 @@ class ToolCallLedger:
         with self._lock:
             return self._leases.pop((call_id, fence), None)
 
+    def _reconciling(self, decision: CallDecision) -> bool:
+        return decision.execute and decision.expired_holder is not None and callable(self.on_abandoned)
+
+    def _found(self, decision: CallDecision, found: Any) -> CallDecision:
+        """What ``reconcile`` found is the call's result: a replay (MISSING: execute it)."""
+        if found is MISSING:
+            return decision
+        return CallDecision("replay", decision.call_id, decision.name, fence=decision.fence, result=found)
+
     # ------------------------------------------------------------------ sync
     def begin(self, call_id: str, name: str, args: Any = None) -> CallDecision:
         """Claim ``call_id``: execute it, replay its result, or see it running elsewhere."""
         phash = self._payload(name, args)
-        claim = self.store.claim(self._key(call_id), lease=self.lease, payload=phash)
+        claim = self.store.claim(self._key(call_id), **self._claim_args(phash))
         decision = self._decide(call_id, name, phash, claim)
         if decision.execute:
             self._hold(
                 call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease, max_run=self.ttl).start()
             )
+        if self._reconciling(decision):
+            try:
+                found = self.on_abandoned(call_id)  # type: ignore[operator]
+                if inspect.isawaitable(found):
+                    if inspect.iscoroutine(found):
+                        found.close()
+                    raise TypeError("on_abandoned returned an awaitable: use abegin(), or a sync reconcile function")
+            except BaseException as exc:
+                self._give_back_undecided(call_id, claim.fence, exc)
+                raise
+            decision = self._found(decision, found)
+            if decision.replay:
+                self.complete(call_id, found, fence=claim.fence)
         return decision
+
+    def _give_back_undecided(self, call_id: str, fence: int, exc: BaseException) -> None:
+        """``reconcile`` failed: end the lease now but keep the call abandoned for the next worker."""
+        lease = self._drop(call_id, fence)
+        if lease is not None:
+            lease.stop()
+        try:
+            self.store.renew(self._key(call_id), fence, lease=_GIVE_BACK)
+        except (LeaseLost, StoreError) as failure:
+            _note(exc, self._key(call_id), failure)
+
+    def resolve(self, call_id: str, result: Any, *, fence: int) -> None:
+        """Record ``result`` for a call whose worker ``fence`` stopped before completing it (see
+        :class:`OutcomeUnknown`); ``release(call_id, fence=…)`` declares it did not run instead."""
+        self.store.complete(self._key(call_id), fence, result, ttl=self.ttl)
 
     def complete(self, call_id: str, result: Any, *, fence: int) -> None:
         """Record the result of a call you hold; ``LeaseLost`` if it was taken over."""
@@ -227,13 +300,34 @@ class ToolCallLedger:
     async def abegin(self, call_id: str, name: str, args: Any = None) -> CallDecision:
         """:meth:`begin` for async code; the heartbeat runs on the caller's loop."""
         phash = self._payload(name, args)
-        claim = await self.store.aclaim(self._key(call_id), lease=self.lease, payload=phash)
+        claim = await self.store.aclaim(self._key(call_id), **self._claim_args(phash))
         decision = self._decide(call_id, name, phash, claim)
         if decision.execute:
             self._hold(
                 call_id, Lease(self.store, self._key(call_id), claim.fence, ttl=self.lease, max_run=self.ttl).astart()
             )
+        if self._reconciling(decision):
+            try:
+                found = self.on_abandoned(call_id)  # type: ignore[operator]
+                if inspect.isawaitable(found):
+                    found = await found
+            except BaseException as exc:
+                lease = self._drop(call_id, claim.fence)
+                if lease is not None:
+                    await lease.astop()
+                try:
+                    await self.store.arenew(self._key(call_id), claim.fence, lease=_GIVE_BACK)
+                except (LeaseLost, StoreError) as failure:
+                    _note(exc, self._key(call_id), failure)
+                raise
+            decision = self._found(decision, found)
+            if decision.replay:
+                await self.acomplete(call_id, found, fence=claim.fence)
         return decision
+
+    async def aresolve(self, call_id: str, result: Any, *, fence: int) -> None:
+        """:meth:`resolve` for async code."""
+        await self.store.acomplete(self._key(call_id), fence, result, ttl=self.ttl)
 
     async def acomplete(self, call_id: str, result: Any, *, fence: int) -> None:
         lease = self._drop(call_id, fence)

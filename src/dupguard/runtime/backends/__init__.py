@@ -20,6 +20,18 @@ every backend so that a program behaves the same on ``MemoryBackend`` and ``Redi
 * ``claim`` on a live record does not change it: it reports ``done`` (with the result) or
   ``busy`` (with the lease time left). A claim retried by the transport after its reply was
   lost is recognised by its owner token and answered ``acquired`` again, so retries are safe.
+* A record whose lease ran out while it was still ``pending`` (its holder neither completed
+  nor released it: killed, or stalled past its lease) is **abandoned**: nobody knows whether
+  the holder's work happened. ``claim(…, keep=…)`` keeps the record that long after its lease
+  ends (the sweeps, and Redis' own expiry, leave it alone), and a claim that finds it inside
+  that window says so in the same atomic step: taking it over (the default) reports the dead
+  holder's fence in ``Claim.expired_holder``; with ``take_abandoned=False`` the claim changes
+  nothing and answers ``abandoned`` with that fence, so the key stays undecided for every later
+  claim, and the dead holder's own fence can still ``complete`` or ``release`` it (nobody took
+  over: the rule below). After ``keep`` the record is free like any other; a released record,
+  an expired result and a never-claimed key are never abandoned (``expired_holder`` is
+  ``None``). This is what lets :class:`~dupguard.runtime.Idempotency` refuse to run such a key
+  again, or ask the side effect's own system, instead of running it twice.
 * ``complete``/``renew``/``release`` carry the fence. They are **refused** with
   :class:`~dupguard.runtime.errors.LeaseLost` when the record is live under another fence
   (someone took over, or completed): a late write from a former owner never lands.
@@ -78,6 +90,7 @@ __all__ = [
     "default_backend",
     "duration_us",
     "encode_result",
+    "keep_us",
 ]
 
 US = 1_000_000  # microseconds per second; every backend keeps times in integer µs
@@ -85,18 +98,25 @@ US = 1_000_000  # microseconds per second; every backend keeps times in integer 
 
 @dataclass(frozen=True)
 class Claim:
-    """What ``claim`` found: ``acquired`` (you hold ``fence``), ``done`` or ``busy``.
+    """What ``claim`` found: ``acquired`` (you hold ``fence``), ``done``, ``busy`` or
+    ``abandoned`` (only with ``take_abandoned=False``: a holder's lease ran out before it
+    completed; ``fence`` is that holder's, and nothing was changed).
 
-    ``remaining`` is the seconds left on the lease (acquired/busy) or on the stored result
-    (done), measured on the store's clock so that it means the same on every host.
-    ``payload`` is the payload hash the record was claimed with (``None`` when unknown).
+    ``remaining`` is the seconds left on the lease (acquired/busy), on the stored result
+    (done) or on the abandoned record's ``keep`` (abandoned), measured on the store's clock so
+    that it means the same on every host. ``payload`` is the payload hash the record was
+    claimed with (``None`` when unknown). ``expired_holder`` (acquired only) is the fence of an
+    abandoned holder this claim took the key over from, ``None`` when the key was free: known
+    inside the claim's own atomic step, so telling "claimed before and never finished" from
+    "never claimed" costs no round trip.
     """
 
-    status: Literal["acquired", "done", "busy"]
+    status: Literal["acquired", "done", "busy", "abandoned"]
     fence: int
     remaining: float
     payload: str | None = None
     result: Any = None
+    expired_holder: int | None = None
 
     @property
     def acquired(self) -> bool:
@@ -265,6 +285,11 @@ def duration_us(value: Any, name: str) -> int:
     return int(check_duration(value, name) * US)
 
 
+def keep_us(value: Any) -> int:
+    """A claim's ``keep`` in integer µs: 0 (not kept) or a duration as :func:`check_duration` takes."""
+    return int(check_duration(value, "keep", allow_zero=True) * US)
+
+
 def _seconds(us: float) -> float:
     return max(0.0, us / US)
 
@@ -292,8 +317,15 @@ class Backend:
     channel: str = ""
 
     # -- the contract -------------------------------------------------------------------
-    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        """Take ``key`` for ``lease`` seconds if it is free; otherwise report what holds it."""
+    def claim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
+        """Take ``key`` for ``lease`` seconds if it is free; otherwise report what holds it.
+
+        ``keep`` (seconds, 0 = not at all) is how long the record outlives its lease if the
+        holder never completes or releases it, so that a later claim can tell (see
+        ``expired_holder``); ``take_abandoned=False`` leaves such a record as it is and answers
+        ``abandoned`` (see the module docstring)."""
         raise NotImplementedError
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
@@ -322,8 +354,12 @@ class Backend:
         """Release connections; the backend may not be used afterwards."""
 
     # -- async variants -----------------------------------------------------------------
-    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        return await asyncio.to_thread(self.claim, key, lease=lease, payload=payload)
+    async def aclaim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
+        return await asyncio.to_thread(
+            self.claim, key, lease=lease, payload=payload, keep=keep, take_abandoned=take_abandoned
+        )
 
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         await asyncio.to_thread(self.complete, key, fence, result, ttl=ttl)

@@ -27,13 +27,19 @@ from . import (
     decode_result,
     duration_us,
     encode_result,
+    keep_us,
     lease_lost,
 )
 
 __all__ = ["MemoryBackend"]
 
-# record layout (a list, mutated in place under the lock)
-_STATE, _FENCE, _END, _PAYLOAD, _RESULT = range(5)
+# record layout (a list, mutated in place under the lock); _KEEP: µs a pending record outlives
+# its lease (the claim's ``keep``), so that the next claim can tell its holder never finished
+_STATE, _FENCE, _END, _PAYLOAD, _RESULT, _KEEP = range(6)
+
+
+def _kept_until(rec: list) -> int:
+    return rec[_END] + rec[_KEEP] if rec[_STATE] == "pending" else rec[_END]
 
 
 def _mono_us() -> int:
@@ -72,15 +78,18 @@ class MemoryBackend(Backend):
         if self._ops <= max(1024, len(self._records) + len(self._counters)):
             return
         self._ops = 0
-        for key in [k for k, r in self._records.items() if r[_END] <= now]:
+        for key in [k for k, r in self._records.items() if _kept_until(r) <= now]:
             del self._records[key]
         for key in [k for k, c in self._counters.items() if c[1] is not None and c[1] <= now]:
             del self._counters[key]
 
     # ------------------------------------------------------------------ contract
-    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+    def claim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
         check_key(key)
         lease_us = duration_us(lease, "lease")
+        keep_for = keep_us(keep)
         payload = check_payload(payload)
         now = _mono_us()
         with self._lock:
@@ -90,10 +99,13 @@ class MemoryBackend(Backend):
                 status: Literal["done", "busy"] = "done" if rec[_STATE] == "done" else "busy"
                 result = decode_result(rec[_RESULT]) if status == "done" else None
                 return Claim(status, rec[_FENCE], _seconds(rec[_END] - now), rec[_PAYLOAD], result)
+            expired = rec[_FENCE] if rec is not None and rec[_STATE] == "pending" and _kept_until(rec) > now else None
+            if expired is not None and not take_abandoned:
+                return Claim("abandoned", expired, _seconds(_kept_until(rec) - now), rec[_PAYLOAD])  # type: ignore[arg-type,index]
             fence = max((rec[_FENCE] + 1) if rec is not None else 1, _wall_us())
             end = now + lease_us
-            self._records[key] = ["pending", fence, end, payload, None]
-        return Claim("acquired", fence, _seconds(end - now), payload)
+            self._records[key] = ["pending", fence, end, payload, None, keep_for]
+        return Claim("acquired", fence, _seconds(end - now), payload, expired_holder=expired)
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         check_key(key)
@@ -108,7 +120,7 @@ class MemoryBackend(Backend):
                 if old[_STATE] == "done":
                     return  # already completed under this fence: a retried complete
             payload = old[_PAYLOAD] if old is not None and old[_FENCE] == fence else None
-            self._records[key] = ["done", fence, now + ttl_us, payload, text]
+            self._records[key] = ["done", fence, now + ttl_us, payload, text, 0]
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
@@ -141,7 +153,7 @@ class MemoryBackend(Backend):
             if rec is not None and rec[_FENCE] == fence and rec[_STATE] == "pending":
                 rec[_END] = end
             else:  # free: re-create it under the caller's fence
-                self._records[key] = ["pending", fence, end, None, None]
+                self._records[key] = ["pending", fence, end, None, None, 0]
         return lease
 
     def get(self, key: str) -> Record | None:
@@ -151,7 +163,7 @@ class MemoryBackend(Backend):
             rec = self._live(key, now)
             if rec is None:
                 return None
-            state, fence, end, payload, text = rec
+            state, fence, end, payload, text, _keep = rec
         return Record(state, fence, _seconds(end - now), payload, decode_result(text))
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
@@ -167,8 +179,10 @@ class MemoryBackend(Backend):
             return ctr[0]
 
     # The memory store never blocks for longer than a dict operation: no threads needed.
-    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        return self.claim(key, lease=lease, payload=payload)
+    async def aclaim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
+        return self.claim(key, lease=lease, payload=payload, keep=keep, take_abandoned=take_abandoned)
 
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         self.complete(key, fence, result, ttl=ttl)

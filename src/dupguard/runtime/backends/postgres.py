@@ -80,6 +80,7 @@ from . import (
     decode_result,
     duration_us,
     encode_result,
+    keep_us,
     lease_lost,
 )
 
@@ -96,6 +97,27 @@ _RELEASED = "'epoch'::timestamptz"  # the end of a released record: long past
 
 def _remaining(column: str) -> str:
     return f"(extract(epoch FROM ({column} - {_NOW})) * 1000000)::bigint"
+
+
+def _kept_end(table: str) -> str:
+    """When a row stops being kept: its end plus its keep (only pending rows are kept longer)."""
+    prefix = f"{table}." if table else ""
+    return f"({prefix}expires_at + {prefix}keep_us * interval '1 microsecond')"
+
+
+def _abandoned(table: str) -> str:
+    """The row's holder let its lease run out without completing or releasing, and it is still kept."""
+    return f"({table}.state = 'pending' AND {table}.expires_at <= {_NOW} AND {_kept_end(table)} > {_NOW})"
+
+
+def _sweep(table: str, condition: str) -> str:
+    return f"""
+WITH gone AS (
+    DELETE FROM {table} WHERE {condition} AND ctid = ANY(ARRAY(
+        SELECT ctid FROM {table} WHERE {condition} LIMIT %(limit)s::bigint))
+    RETURNING 1
+) SELECT count(*) FROM gone
+"""
 
 
 def _ident(name: str) -> str:
@@ -134,8 +156,12 @@ def schema_sql(table: str = DEFAULT_TABLE, schema: str | None = None) -> str:
     expires_at timestamptz NOT NULL,  -- end of the lease (pending) or of the result (done)
     payload    text,                  -- hash of the payload the key was claimed with
     result     text,                  -- the JSON result (done)
-    owner      text                   -- token of the claim call
+    owner      text,                  -- token of the claim call
+    keep_us    bigint      NOT NULL DEFAULT 0,  -- µs a pending row outlives its lease (the claim's keep)
+    taken_from bigint                 -- fence of the abandoned holder the claim took the key from
 ) WITH (fillfactor = 80);
+ALTER TABLE {n.records} ADD COLUMN IF NOT EXISTS keep_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE {n.records} ADD COLUMN IF NOT EXISTS taken_from bigint;
 CREATE TABLE IF NOT EXISTS {n.counters} (
     key        text COLLATE "C" PRIMARY KEY,
     value      bigint      NOT NULL,
@@ -149,30 +175,43 @@ class _Queries:
 
     def __init__(self, n: _Names) -> None:
         rec, ctr = n.records, n.counters
-        self.exists = "SELECT to_regclass(%(records)s) IS NOT NULL AND to_regclass(%(counters)s) IS NOT NULL"
+        # the tables, and the columns added since the first release (ALTER … IF NOT EXISTS adds them)
+        self.exists = (
+            "SELECT to_regclass(%(records)s) IS NOT NULL AND to_regclass(%(counters)s) IS NOT NULL AND "
+            "(SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(%(records)s) "
+            "AND attname IN ('keep_us', 'taken_from') AND NOT attisdropped) = 2"
+        )
         self.exists_params = {"records": rec, "counters": ctr}
         # one statement (a DO block is one implicit transaction): the advisory lock keeps
         # processes that create the tables at the same moment from colliding in pg_type
         ddl = schema_sql(n.table, n.schema)
         self.create = f"DO $dupguard$ BEGIN PERFORM pg_advisory_xact_lock({n.lock_id});\n{ddl}END $dupguard$"
-        cols = "state, fence, {rem}, {live}, payload, result, owner"
+        cols = "state, fence, {rem}, {live}, payload, result, owner, keep_us, {abandoned}, {taken}"
+        # the claim's snapshot (cur) and the newest row version (r, under its lock) alike
+        cur_abandoned, r_abandoned = _abandoned("cur"), _abandoned("r")
         self.claim = f"""
 WITH cur AS (
-    SELECT state, fence, expires_at, payload, result, owner FROM {rec} WHERE key = %(key)s
+    SELECT state, fence, expires_at, payload, result, owner, keep_us FROM {rec} WHERE key = %(key)s
 ), ins AS (
-    INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
+    INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner, keep_us, taken_from)
     SELECT %(key)s, 'pending', {_NOW_US}, {_NOW} + %(lease)s::bigint * interval '1 microsecond',
-           %(payload)s::text, NULL, %(token)s::text
-    WHERE NOT EXISTS (SELECT 1 FROM cur WHERE cur.expires_at > {_NOW})
+           %(payload)s::text, NULL, %(token)s::text, %(keep)s::bigint, NULL
+    WHERE NOT EXISTS (
+        SELECT 1 FROM cur WHERE cur.expires_at > {_NOW} OR (%(report)s::boolean AND {cur_abandoned}))
     ON CONFLICT (key) DO UPDATE SET
         state = 'pending', fence = greatest(r.fence + 1, excluded.fence), expires_at = excluded.expires_at,
-        payload = excluded.payload, result = NULL, owner = excluded.owner
-    WHERE r.expires_at <= {_NOW}
-    RETURNING r.state, r.fence, r.expires_at, r.payload, r.result, r.owner
+        payload = excluded.payload, result = NULL, owner = excluded.owner, keep_us = excluded.keep_us,
+        taken_from = CASE WHEN {r_abandoned} THEN r.fence END
+    WHERE r.expires_at <= {_NOW} AND NOT (%(report)s::boolean AND {r_abandoned})
+    RETURNING r.state, r.fence, r.expires_at, r.payload, r.result, r.owner, r.keep_us, r.taken_from
 )
-SELECT {cols.format(rem=_remaining("expires_at"), live="true")} FROM ins
+SELECT {cols.format(rem=_remaining("expires_at"), live="true", abandoned="false", taken="taken_from")} FROM ins
 UNION ALL
-SELECT {cols.format(rem=_remaining("expires_at"), live=f"expires_at > {_NOW}")} FROM cur
+SELECT {
+            cols.format(
+                rem=_remaining("expires_at"), live=f"expires_at > {_NOW}", abandoned=cur_abandoned, taken="NULL::bigint"
+            )
+        } FROM cur
 WHERE NOT EXISTS (SELECT 1 FROM ins)
 """
         # complete / renew land when the record is free, or pending under the caller's fence
@@ -194,6 +233,7 @@ VALUES (%(key)s, 'pending', %(fence)s::bigint, {_NOW} + %(lease)s::bigint * inte
 ON CONFLICT (key) DO UPDATE SET
     state = 'pending', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
     owner = CASE WHEN r.fence = excluded.fence THEN r.owner END,
+    keep_us = CASE WHEN r.state = 'pending' AND r.fence = excluded.fence THEN r.keep_us ELSE 0 END,
     fence = excluded.fence, expires_at = excluded.expires_at, result = NULL
 WHERE {ok}
 RETURNING r.fence
@@ -217,15 +257,11 @@ ON CONFLICT (key) DO UPDATE SET
 RETURNING value
 """
         # expired rows, a batch at a time; the outer condition is checked again on the newest
-        # row version, so a row taken over meanwhile is never deleted
-        self.sweep_records = f"""
-WITH gone AS (
-    DELETE FROM {rec} WHERE expires_at <= {_NOW} AND ctid = ANY(ARRAY(
-        SELECT ctid FROM {rec} WHERE expires_at <= {_NOW} LIMIT %(limit)s::bigint))
-    RETURNING 1
-) SELECT count(*) FROM gone
-"""
-        self.sweep_counters = self.sweep_records.replace(rec, ctr)
+        # row version, so a row taken over meanwhile is never deleted. A pending row is kept
+        # for its keep_us after its lease (an abandoned claim the next claimant must see)
+        gone = f"expires_at <= {_NOW} AND (state <> 'pending' OR {_kept_end('')} <= {_NOW})"
+        self.sweep_records = _sweep(rec, gone)
+        self.sweep_counters = _sweep(ctr, f"expires_at <= {_NOW}")
 
 
 Op = Generator[tuple[str, Any], list, Any]
@@ -502,19 +538,28 @@ class PostgresBackend(Backend):
         yield self._q.create, None
         self._ready = True
 
-    def _claim_op(self, key: str, lease: float, payload: str | None) -> Op:
+    def _claim_op(self, key: str, lease: float, payload: str | None, keep: float, take_abandoned: bool) -> Op:
         token = secrets.token_hex(8)
-        params = {"key": key, "lease": duration_us(lease, "lease"), "payload": payload, "token": token}
+        params = {
+            "key": key,
+            "lease": duration_us(lease, "lease"),
+            "payload": payload,
+            "token": token,
+            "keep": keep_us(keep),
+            "report": not take_abandoned,
+        }
         for _ in range(_MAX_RETRIES):
             rows = yield self._q.claim, params
             if rows:
-                state, fence, remaining, live, stored_payload, result, owner = rows[0]
+                state, fence, remaining, live, stored_payload, result, owner, kept, abandoned, taken_from = rows[0]
                 if state == "pending" and owner == token:
-                    return Claim("acquired", fence, _seconds(remaining), stored_payload)
+                    return Claim("acquired", fence, _seconds(remaining), stored_payload, expired_holder=taken_from)
                 if live and state == "done":
                     return Claim("done", fence, _seconds(remaining), stored_payload, decode_result(result))
                 if live:
                     return Claim("busy", fence, _seconds(remaining), stored_payload)
+                if abandoned and not take_abandoned:
+                    return Claim("abandoned", fence, _seconds(remaining + kept), stored_payload)
             # the row changed between the statement's snapshot and its insert: look again
         raise StoreError(f"postgres claim of {key!r} kept meeting concurrent changes")
 
@@ -570,10 +615,13 @@ class PostgresBackend(Backend):
             self._run("sweep", self._sweep_op(1000, everything=False))
 
     # ------------------------------------------------------------------ contract
-    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+    def claim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
         check_key(key)
         payload = check_payload(payload)
-        claim = self._run(f"claim of {key!r}", self._claim_op(key, lease, payload))
+        keep_us(keep)  # checked before the store is touched
+        claim = self._run(f"claim of {key!r}", self._claim_op(key, lease, payload, keep, take_abandoned))
         self._after_claim()
         return claim
 
@@ -622,12 +670,15 @@ class PostgresBackend(Backend):
         return encode_result(result)  # TypeError before the store changes; never NUL or a lone surrogate
 
     # ------------------------------------------------------------------ async
-    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+    async def aclaim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
         if self._async is None:
-            return await super().aclaim(key, lease=lease, payload=payload)
+            return await super().aclaim(key, lease=lease, payload=payload, keep=keep, take_abandoned=take_abandoned)
         check_key(key)
         payload = check_payload(payload)
-        claim = await self._arun(f"claim of {key!r}", self._claim_op(key, lease, payload))
+        keep_us(keep)
+        claim = await self._arun(f"claim of {key!r}", self._claim_op(key, lease, payload, keep, take_abandoned))
         self._claims += 1
         if self.sweep_every and self._claims % self.sweep_every == 0:
             await self._arun("sweep", self._sweep_op(1000, everything=False))

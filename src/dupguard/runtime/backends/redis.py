@@ -72,6 +72,7 @@ from . import (
     decode_result,
     duration_us,
     encode_result,
+    keep_us,
     lease_lost,
 )
 
@@ -84,27 +85,33 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local function fmt(n) return string.format('%.0f', n) end
 local function pexpire(us) redis.call('PEXPIRE', KEYS[1], math.ceil(us / 1000) + 1) end
-local rec = redis.call('HMGET', KEYS[1], 's', 'f', 'e', 'p', 'r', 'o')
+local rec = redis.call('HMGET', KEYS[1], 's', 'f', 'e', 'p', 'r', 'o', 'k', 'x')
 local state, fence, e = rec[1], tonumber(rec[2]) or 0, tonumber(rec[3]) or 0
 local live = state and e > now
+local kept = tonumber(rec[7]) or 0
 """
 
 _SCRIPTS = {
-    # ARGV: lease_us, payload, token
+    # ARGV: lease_us, payload, token, keep_us, take_abandoned ('1' or '0')
     "claim": """
 if live then
   if state == 'pending' and rec[6] == ARGV[3] then
-    return {'acquired', rec[2], fmt(e - now), rec[4] or ''}
+    return {'acquired', rec[2], fmt(e - now), rec[4] or '', '', rec[8] or ''}
   end
   if state == 'done' then return {'done', rec[2], fmt(e - now), rec[4] or '', rec[5] or ''} end
   return {'busy', rec[2], fmt(e - now), rec[4] or ''}
 end
+local abandoned = state == 'pending' and e + kept > now
+if abandoned and ARGV[5] == '0' then return {'abandoned', rec[2], fmt(e + kept - now), rec[4] or ''} end
+local from = ''
+if abandoned then from = rec[2] end
 local nf = math.max(fence + 1, now)
-local lease = tonumber(ARGV[1])
+local lease, keep = tonumber(ARGV[1]), tonumber(ARGV[4])
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 's', 'pending', 'f', fmt(nf), 'e', fmt(now + lease), 'p', ARGV[2], 'o', ARGV[3])
-pexpire(lease)
-return {'acquired', fmt(nf), ARGV[1], ARGV[2]}
+redis.call('HSET', KEYS[1], 's', 'pending', 'f', fmt(nf), 'e', fmt(now + lease), 'p', ARGV[2], 'o', ARGV[3],
+  'k', ARGV[4], 'x', from)
+pexpire(lease + keep)
+return {'acquired', fmt(nf), ARGV[1], ARGV[2], '', from}
 """,
     # ARGV: fence, result, ttl_us
     "complete": """
@@ -124,14 +131,15 @@ return {'ok'}
 local mine = tonumber(ARGV[1])
 if live and (fence ~= mine or state ~= 'pending') then return {'lost', state, rec[2]} end
 local lease = tonumber(ARGV[2])
-if live then
+if state == 'pending' and fence == mine then
   redis.call('HSET', KEYS[1], 'e', fmt(now + lease))
-else
-  local payload = ''
-  if state and fence == mine then payload = rec[4] or '' end
-  redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 's', 'pending', 'f', ARGV[1], 'e', fmt(now + lease), 'p', payload)
+  pexpire(lease + kept)
+  return {'ok'}
 end
+local payload = ''
+if state and fence == mine then payload = rec[4] or '' end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 's', 'pending', 'f', ARGV[1], 'e', fmt(now + lease), 'p', payload)
 pexpire(lease)
 return {'ok'}
 """,
@@ -544,7 +552,15 @@ class RedisBackend(Backend):
     def _claim(reply: list) -> Claim:
         status, fence, remaining, payload = (_s(x) for x in reply[:4])
         result = decode_result(_s(reply[4])) if status == "done" else None
-        return Claim(status, int(fence), _seconds(int(remaining)), payload or None, result)  # type: ignore[arg-type]
+        taken_from = _s(reply[5]) if len(reply) > 5 else ""
+        return Claim(
+            status,  # type: ignore[arg-type]
+            int(fence),
+            _seconds(int(remaining)),
+            payload or None,
+            result,
+            expired_holder=int(taken_from) if taken_from else None,
+        )
 
     @staticmethod
     def _checked(key: str, fence: int, reply: list) -> str:
@@ -565,17 +581,21 @@ class RedisBackend(Backend):
     def _incr_args(amount: int, ttl: float | None) -> tuple:
         return amount, "" if ttl is None else max(1, duration_us(ttl, "ttl") // 1000)
 
-    def _claim_args(self, key: str, lease: float, payload: str | None) -> tuple:
+    def _claim_args(self, key: str, lease: float, payload: str | None, keep: float, take_abandoned: bool) -> tuple:
         lease_us = duration_us(lease, "lease")
-        return self._key(check_key(key)), lease_us, check_payload(payload) or "", secrets.token_hex(8)
+        keep_for = keep_us(keep)
+        take = 1 if take_abandoned else 0
+        return self._key(check_key(key)), lease_us, check_payload(payload) or "", secrets.token_hex(8), keep_for, take
 
     def _complete_args(self, key: str, fence: int, result: Any, ttl: float) -> tuple:
         ttl_us = duration_us(ttl, "ttl")
         return self._key(check_key(key)), fence, encode_result(result), ttl_us
 
     # ------------------------------------------------------------------ contract
-    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        return self._claim(self._call("claim", *self._claim_args(key, lease, payload)))
+    def claim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
+        return self._claim(self._call("claim", *self._claim_args(key, lease, payload, keep, take_abandoned)))
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         self._checked(key, fence, self._call("complete", *self._complete_args(key, fence, result, ttl)))
@@ -600,10 +620,13 @@ class RedisBackend(Backend):
         return int(self._call("incr", self._counter(check_key(key)), *self._incr_args(amount, ttl)))
 
     # ------------------------------------------------------------------ async
-    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
+    async def aclaim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
         if self._ascript is None:
-            return await super().aclaim(key, lease=lease, payload=payload)
-        return self._claim(await self._ascript("claim", *self._claim_args(key, lease, payload)))
+            return await super().aclaim(key, lease=lease, payload=payload, keep=keep, take_abandoned=take_abandoned)
+        args = self._claim_args(key, lease, payload, keep, take_abandoned)
+        return self._claim(await self._ascript("claim", *args))
 
     async def acomplete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         if self._ascript is None:

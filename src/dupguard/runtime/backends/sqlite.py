@@ -55,6 +55,7 @@ from . import (
     decode_result,
     duration_us,
     encode_result,
+    keep_us,
     lease_lost,
 )
 
@@ -96,7 +97,9 @@ CREATE TABLE IF NOT EXISTS dupguard_records (
     expires_at INTEGER NOT NULL,   -- µs: end of the lease (pending) or of the result (done)
     payload    TEXT,
     result     TEXT,
-    owner      TEXT                -- token of the claim call, makes a retried claim re-entrant
+    owner      TEXT,               -- token of the claim call, makes a retried claim re-entrant
+    keep_us    INTEGER NOT NULL DEFAULT 0,  -- µs a pending row outlives its lease (the claim's keep)
+    taken_from INTEGER             -- fence of the abandoned holder the claim took the key from
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS dupguard_records_expiry ON dupguard_records(expires_at);
 CREATE TABLE IF NOT EXISTS dupguard_counters (
@@ -106,20 +109,29 @@ CREATE TABLE IF NOT EXISTS dupguard_counters (
 ) WITHOUT ROWID;
 """
 
+# columns added since the first release: a file made by an older version gets them on open
+_ADDED_COLUMNS = (("keep_us", "keep_us INTEGER NOT NULL DEFAULT 0"), ("taken_from", "taken_from INTEGER"))
+
 _FREE = "(r.expires_at <= :now)"
 _MINE_PENDING = "(r.state = 'pending' AND r.fence = :fence)"
+# a holder's lease ran out before it completed or released, and the row is still kept
+_ABANDONED = "(r.state = 'pending' AND r.expires_at <= :now AND r.expires_at + r.keep_us > :now)"
+_TAKE = f"({_FREE} AND NOT (:report AND {_ABANDONED}))"
 
+# every SET expression reads the row as it was: taken_from is decided before the take
 _CLAIM = f"""
-INSERT INTO dupguard_records AS r (key, state, fence, expires_at, payload, result, owner)
-VALUES (:key, 'pending', :now, :end, :payload, NULL, :token)
+INSERT INTO dupguard_records AS r (key, state, fence, expires_at, payload, result, owner, keep_us, taken_from)
+VALUES (:key, 'pending', :now, :end, :payload, NULL, :token, :keep, NULL)
 ON CONFLICT(key) DO UPDATE SET
-    state      = CASE WHEN {_FREE} THEN 'pending' ELSE r.state END,
-    fence      = CASE WHEN {_FREE} THEN max(r.fence + 1, :now) ELSE r.fence END,
-    expires_at = CASE WHEN {_FREE} THEN :end ELSE r.expires_at END,
-    payload    = CASE WHEN {_FREE} THEN :payload ELSE r.payload END,
-    result     = CASE WHEN {_FREE} THEN NULL ELSE r.result END,
-    owner      = CASE WHEN {_FREE} THEN :token ELSE r.owner END
-RETURNING state, fence, expires_at, payload, result, owner
+    state      = CASE WHEN {_TAKE} THEN 'pending' ELSE r.state END,
+    fence      = CASE WHEN {_TAKE} THEN max(r.fence + 1, :now) ELSE r.fence END,
+    expires_at = CASE WHEN {_TAKE} THEN :end ELSE r.expires_at END,
+    payload    = CASE WHEN {_TAKE} THEN :payload ELSE r.payload END,
+    result     = CASE WHEN {_TAKE} THEN NULL ELSE r.result END,
+    owner      = CASE WHEN {_TAKE} THEN :token ELSE r.owner END,
+    keep_us    = CASE WHEN {_TAKE} THEN :keep ELSE r.keep_us END,
+    taken_from = CASE WHEN {_TAKE} THEN (CASE WHEN {_ABANDONED} THEN r.fence END) ELSE r.taken_from END
+RETURNING state, fence, expires_at, payload, result, owner, keep_us, taken_from
 """
 
 # complete: done under our fence if the record is ours (pending) or free; a live record
@@ -145,6 +157,7 @@ ON CONFLICT(key) DO UPDATE SET
     state      = CASE WHEN {_OK} THEN 'pending' ELSE r.state END,
     payload    = CASE WHEN {_OK} AND r.fence <> :fence THEN NULL ELSE r.payload END,
     result     = CASE WHEN {_OK} THEN NULL ELSE r.result END,
+    keep_us    = CASE WHEN {_MINE_PENDING} THEN r.keep_us WHEN {_OK} THEN 0 ELSE r.keep_us END,
     fence      = CASE WHEN {_OK} THEN :fence ELSE r.fence END,
     expires_at = CASE WHEN {_OK} THEN :end ELSE r.expires_at END
 RETURNING state, fence, expires_at
@@ -169,7 +182,10 @@ ON CONFLICT(key) DO UPDATE SET
 RETURNING value
 """
 
-_SWEEP = "DELETE FROM dupguard_records WHERE expires_at <= :now;DELETE FROM dupguard_counters WHERE expires_at <= :now"
+_SWEEP = (
+    "DELETE FROM dupguard_records WHERE expires_at <= :now AND (state <> 'pending' OR expires_at + keep_us <= :now);"
+    "DELETE FROM dupguard_counters WHERE expires_at <= :now"
+)
 
 
 def _now() -> int:
@@ -233,6 +249,7 @@ class SQLiteBackend(Backend):
             self._wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)
+            self._upgrade(conn)
             if fast:
                 conn.execute("PRAGMA busy_timeout = 0")
                 conn.execute("PRAGMA wal_autocheckpoint = 0")
@@ -258,6 +275,19 @@ class SQLiteBackend(Backend):
             alive.append((owner, conn))
             self._all = alive
         return conn
+
+    @staticmethod
+    def _upgrade(conn: sqlite3.Connection) -> None:
+        """Add the columns a file made by an older version lacks (``PRAGMA table_info``: one
+        read at connection open); another process adding them at the same moment is fine."""
+        have = {row[1] for row in conn.execute("PRAGMA table_info(dupguard_records)")}
+        for name, ddl in _ADDED_COLUMNS:
+            if name not in have:
+                try:
+                    conn.execute(f"ALTER TABLE dupguard_records ADD COLUMN {ddl}")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def _discard(self, conn: sqlite3.Connection) -> None:
         with self._all_lock:
@@ -336,8 +366,10 @@ class SQLiteBackend(Backend):
     # non-waiting connection and then, if the file was locked, in a worker thread; the same
     # token and fence make the second run equivalent to the first (which wrote nothing).
 
-    def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        args = self._claim_args(key, lease, payload)
+    def claim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
+        args = self._claim_args(key, lease, payload, keep, take_abandoned)
         claim = self._claim_op(*args)
         if self._sweep_due():
             self._sweep()
@@ -365,8 +397,10 @@ class SQLiteBackend(Backend):
         return self._incr_op(key, amount, None if ttl is None else duration_us(ttl, "ttl"))
 
     # ------------------------------------------------------------------ async
-    async def aclaim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
-        claim = await self._nonblocking(self._claim_op, *self._claim_args(key, lease, payload))
+    async def aclaim(
+        self, key: str, *, lease: float, payload: str | None = None, keep: float = 0, take_abandoned: bool = True
+    ) -> Claim:
+        claim = await self._nonblocking(self._claim_op, *self._claim_args(key, lease, payload, keep, take_abandoned))
         if self._sweep_due():
             await asyncio.to_thread(self._sweep)
         return claim
@@ -430,21 +464,41 @@ class SQLiteBackend(Backend):
         return result
 
     # ------------------------------------------------------------------ statements
-    def _claim_args(self, key: str, lease: float, payload: str | None) -> tuple[str, int, str | None, str]:
+    def _claim_args(
+        self, key: str, lease: float, payload: str | None, keep: float, take_abandoned: bool
+    ) -> tuple[str, int, str | None, str, int, bool]:
         check_key(key)
-        return key, duration_us(lease, "lease"), check_payload(payload), secrets.token_hex(8)
+        lease_us = duration_us(lease, "lease")
+        return key, lease_us, check_payload(payload), secrets.token_hex(8), keep_us(keep), bool(take_abandoned)
 
     def _claim_op(
-        self, key: str, lease_us: int, payload: str | None, token: str, *, fast: sqlite3.Connection | None = None
+        self,
+        key: str,
+        lease_us: int,
+        payload: str | None,
+        token: str,
+        keep: int,
+        take_abandoned: bool,
+        *,
+        fast: sqlite3.Connection | None = None,
     ) -> Claim:
         now = _now()
-        ((state, fence, end, stored_payload, result, owner),) = self._run(
-            _CLAIM, {"key": key, "now": now, "end": now + lease_us, "payload": payload, "token": token}, fast
-        )
+        params = {
+            "key": key,
+            "now": now,
+            "end": now + lease_us,
+            "payload": payload,
+            "token": token,
+            "keep": keep,
+            "report": 0 if take_abandoned else 1,
+        }
+        ((state, fence, end, stored_payload, result, owner, kept, taken_from),) = self._run(_CLAIM, params, fast)
         if state == "pending" and owner == token:
-            return Claim("acquired", fence, _seconds(end - now), stored_payload)
+            return Claim("acquired", fence, _seconds(end - now), stored_payload, expired_holder=taken_from)
         if state == "done":
             return Claim("done", fence, _seconds(end - now), stored_payload, decode_result(result))
+        if state == "pending" and end <= now:  # abandoned, and left so (take_abandoned=False)
+            return Claim("abandoned", fence, _seconds(end + kept - now), stored_payload)
         return Claim("busy", fence, _seconds(end - now), stored_payload)
 
     @staticmethod
