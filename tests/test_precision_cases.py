@@ -131,6 +131,63 @@ def test_tool_loop_bounded_by_a_tool_call_budget_is_not_reported() -> None:
     assert [code for _, code in _codes(unbounded)] == ["DUP505"]
 
 
+def test_tool_loop_whose_dispatch_table_only_reads_is_not_reported() -> None:
+    """bstraehle/ai-ml-dl agentic-ai/evaluating-ai-agents/L3.ipynb cell 47 (9f0a595): an uncapped
+    model↔tool loop whose helper dispatches through a module-level table to a lookup, an analysis
+    and a tool with no verb in its name whose body only asks the model and edits the reply's
+    text. A stuck model repeats reads; nothing a user sees is done twice. The same loop with a
+    tool that makes something new (``place_order``, cf. openai/reasoning-with-o1/L3.ipynb's
+    ``place_purchase_order``) or sets a state (``restart_service``) is still reported, and so is
+    a table the code does not show whole."""
+    source = """\
+        import json
+
+        from openai import OpenAI
+
+        client = OpenAI()
+
+
+        def find_rows(question: str) -> str:
+            return DB.execute(question).fetchall()
+
+
+        def write_chart_code(goal: str) -> str:
+            reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}])
+            return reply.choices[0].message.content.replace("```", "").strip()
+
+
+        def chart(goal: str) -> str:
+            return write_chart_code(goal)
+
+
+        HANDLERS = {"find_rows": find_rows, "chart": chart}
+
+
+        def dispatch_tool_calls(calls, messages):
+            for call in calls:
+                fn = HANDLERS[call.function.name]
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": fn(**json.loads(call.function.arguments))})
+            return messages
+
+
+        def run(messages, tools):
+            while True:
+                reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+                message = reply.choices[0].message
+                messages.append(message)
+                if not message.tool_calls:
+                    return message.content
+                messages = dispatch_tool_calls(message.tool_calls, messages)
+        """
+    assert _codes(source) == []
+    ordering = source.replace('"chart": chart}', '"chart": chart, "place_order": place_order}')
+    assert [code for _, code in _codes(ordering)] == ["DUP505"]
+    restarting = source.replace('"chart": chart}', '"chart": chart, "restart_service": restart_service}')
+    assert [code for _, code in _codes(restarting)] == ["DUP505"]
+    unknown = source.replace('"chart": chart}', '"chart": chart, **PLUGINS}')
+    assert [code for _, code in _codes(unknown)] == ["DUP505"]
+
+
 # ------------------------------------------------------------------------------ DUP503
 
 

@@ -258,3 +258,54 @@ def test_agent_held_by_a_client_object_the_builder_makes_once() -> None:
         "                    client = Client()\n                    return str(client",
     )
     assert _codes(per_event) == []
+
+
+# ------------------------------------------------------------------------------ DUP101 (smolagents runs)
+
+
+CHAINLIT_SMOLAGENT = """\
+    import chainlit as cl
+    from smolagents import CodeAgent, LiteLLMModel
+
+    planner = CodeAgent(tools=[], model=LiteLLMModel(model_id="ollama/qwen2.5"))
+
+
+    @cl.on_message
+    async def reply(message: cl.Message):
+        {body}
+    """
+
+
+def _chainlit(body: str) -> list[tuple[int, str]]:
+    return _codes(CHAINLIT_SMOLAGENT.format(body=body))
+
+
+def test_resetting_smolagents_run_that_holds_the_event_loop_is_not_shared() -> None:
+    """nick0918964388/smolagent chainlit_app.py:33/49 (216cc34e14): a Chainlit message coroutine
+    calls the module-level CodeAgent's ``run`` synchronously. Chainlit awaits the coroutine on its
+    event loop (chainlit/utils.py ``wrap_user_function``), so the run holds the loop until it
+    returns and no two runs overlap; smolagents ``run(task, stream=False, reset=True)`` clears
+    the memory first (smolagents/agents.py, ``MultiStepAgent.run``), so none inherits another
+    visitor's steps (catalog ``resetting_run``). Reported still: the same agent run in a worker
+    thread, kept across runs (``reset=False``), or streamed (steps interleave across awaits)."""
+    assert _chainlit("await cl.Message(planner.run(message.content)).send()") == []
+    threaded = "await cl.Message(await cl.make_async(planner.run)(message.content)).send()"
+    assert [code for _, code in _chainlit(threaded)] == ["DUP101"]
+    kept = "await cl.Message(planner.run(message.content, reset=False)).send()"
+    assert [code for _, code in _chainlit(kept)] == ["DUP101"]
+    streamed = "for step in planner.run(message.content, stream=True):\n            await cl.Message(str(step)).send()"
+    assert [code for _, code in _chainlit(streamed)] == ["DUP101"]
+
+
+def test_async_for_over_a_coroutine_never_runs_the_agent() -> None:
+    """nick0918964388/smolagent multi-agent/chainlit_app.py:23/40 (216cc34e14): ``async for``
+    over ``cl.make_async(agent.run)(...)``. ``make_async`` returns a coroutine function
+    (chainlit/sync.py, asyncer's ``asyncify``), and ``async for`` raises TypeError on a coroutine
+    before it starts: the handler never runs the shared agent. Awaiting the same call runs it in
+    a worker thread, where runs overlap, and is reported."""
+    iterated = (
+        "async for piece in cl.make_async(planner.run)(message.content):\n            await cl.Message(piece).send()"
+    )
+    assert _chainlit(iterated) == []
+    awaited = "piece = await cl.make_async(planner.run)(message.content)\n        await cl.Message(piece).send()"
+    assert [code for _, code in _chainlit(awaited)] == ["DUP101"]
