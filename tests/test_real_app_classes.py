@@ -309,3 +309,34 @@ def test_async_for_over_a_coroutine_never_runs_the_agent() -> None:
     assert _chainlit(iterated) == []
     awaited = "piece = await cl.make_async(planner.run)(message.content)\n        await cl.Message(piece).send()"
     assert [code for _, code in _chainlit(awaited)] == ["DUP101"]
+
+
+# ------------------------------------------------------------------------------ DUP101 (agents picked from a table)
+
+
+PICKED_CREW = """\
+    from crewai import Agent, Crew, Task
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    {agents}
+
+    @app.post("/ask")
+    def ask(topic: str, question: str):
+        {local}by_topic = {{"billing": billing, "shipping": shipping}}
+        job = Task(description=question, expected_output="an answer", agent=by_topic[topic])
+        return Crew(agents=[by_topic[topic]], tasks=[job]).kickoff()
+    """
+MODULE_AGENTS = 'billing = Agent(role="billing", goal="g", backstory="b")\n    shipping = Agent(role="shipping", goal="g", backstory="b")'
+
+
+def test_module_agents_picked_from_a_table_into_a_per_request_crew_are_shared() -> None:
+    """feng20000308-stack/crewai-customer-service customer_service.py:677-727, 852-924
+    (0de1087fd4): four module-level CrewAI agents, one picked per request by intent from a dict
+    (``agent_map[intent]``) into a new Task and Crew; the crew's kickoff re-targets the picked
+    agent's one executor (catalog ``member_of``), so overlapping requests share it. Each agent of
+    the table is reported; agents built in the handler are not."""
+    shared = _codes(PICKED_CREW.format(agents=MODULE_AGENTS, local=""))
+    assert [code for _, code in shared] == ["DUP101", "DUP101"]
+    per_request = PICKED_CREW.format(agents="", local=MODULE_AGENTS.replace("\n    ", "\n        ") + "\n        ")
+    assert _codes(per_request) == []

@@ -332,25 +332,43 @@ def _unshadowed(model: Model, fn: Function | None, head: str) -> bool:
     return model.module_binding(head) is None
 
 
-def _member_texts(call: Call) -> list[str]:
+def _member_texts(model: Model, call: Call) -> list[str]:
     """The names among ``call``'s arguments, list and tuple elements included
-    (``Crew(agents=[planner, writer])``)."""
+    (``Crew(agents=[planner, writer])``), and the objects a pick from a local table may be
+    (``Crew(agents=[by_intent[intent]])``: every value of ``by_intent``)."""
     texts = []
     for arg in call.args:
         if arg.dotted:
             texts.append(arg.dotted)
         elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:
-            texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
+            for element in arg.node.elements:
+                if text := dotted(element.value):
+                    texts.append(text)
+                texts.extend(_picked_from_table(model, call.function, element.value))
+        texts.extend(_picked_from_table(model, call.function, arg.node))
     return texts
 
 
-def _texts(call: Call, shared: Shared) -> list[str]:
+def _picked_from_table(model: Model, fn: Function | None, node: cst.CSTNode) -> list[str]:
+    """``agents[intent]`` where ``agents`` is a dict literal bound in the same function (or the
+    module): the names of its values, any of which the pick may be. Taught by
+    feng20000308-stack/crewai-customer-service@0de1087fd4 customer_service.py:852-919 (four
+    module-level CrewAI agents picked per request by intent into a new Task and Crew)."""
+    if type(node) is not cst.Subscript or type(node.value) is not cst.Name:
+        return []
+    binding = model.local_binding(node.value.value, fn)
+    if binding is None or type(binding.value) is not cst.Dict:
+        return []
+    return [text for e in binding.value.elements if (text := dotted(getattr(e, "value", None)))]
+
+
+def _texts(model: Model, call: Call, shared: Shared) -> list[str]:
     """The expressions in ``call`` that could be the shared object being run or mutated."""
     entry = shared.entry
     if entry is not None and entry.member_of:
         # handed to a container that runs it (the catalog's ``member_of``): building the container
         # per request is the use; an object stateless on its own has no other
-        members = _member_texts(call) if call.callee in entry.member_of else []
+        members = _member_texts(model, call) if call.callee in entry.member_of else []
         if entry.kind is Kind.STATELESS:
             return members
     else:
@@ -538,6 +556,9 @@ def _uses_by_key(model: Model) -> dict[str, list[Call]]:
                     texts.append(head)
             elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:  # ``Crew(agents=[a, b])``
                 texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
+                for e in arg.node.elements:
+                    texts.extend(_picked_from_table(model, fn, e.value))
+            texts.extend(_picked_from_table(model, fn, arg.node))
         keys: set[str] = set()
         for text in texts:
             keys |= _keys(model, call, text)
@@ -575,7 +596,7 @@ def uses_in_concurrent_code(model: Model, shared: Shared) -> list[Call]:
             if shared.fact is not None and shared.fact.role == "runner":
                 used = call.func == shared.name and _unshadowed(model, call.function, shared.name.split(".")[0])
             else:
-                used = any(_refers(model, call, shared, text) for text in _texts(call, shared))
+                used = any(_refers(model, call, shared, text) for text in _texts(model, call, shared))
             if used:
                 found.append(call)
     if found and all(_never_overlaps(model, shared, call) for call in found):
