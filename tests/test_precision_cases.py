@@ -188,6 +188,39 @@ def test_tool_loop_whose_dispatch_table_only_reads_is_not_reported() -> None:
     assert [code for _, code in _codes(unknown)] == ["DUP505"]
 
 
+def test_tool_loop_whose_executor_the_file_never_defines_is_not_reported() -> None:
+    """bstraehle/ai-ml-dl mcp/L5.ipynb cell 7 (9f0a595): a notebook cell that recalls an earlier
+    lesson's model↔tool loop, whose ``execute_tool`` (and tool list) only that lesson defines. As
+    written the loop stops at a NameError before any tool runs. Once the file defines or imports
+    the executor, or star-imports a module that may, the loop is reported."""
+    source = """\
+        import anthropic
+
+        client = anthropic.Anthropic()
+
+
+        def answer(query, tools):
+            messages = [{"role": "user", "content": query}]
+            reply = client.messages.create(model="claude-3-7-sonnet", max_tokens=1024, tools=tools, messages=messages)
+            going = True
+            while going:
+                for block in reply.content:
+                    if block.type == "tool_use":
+                        result = execute_tool(block.name, block.input)
+                        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": block.id, "content": result}]})
+                        reply = client.messages.create(model="claude-3-7-sonnet", max_tokens=1024, tools=tools, messages=messages)
+                    elif len(reply.content) == 1:
+                        going = False
+        """
+    assert _codes(source) == []
+    defined = source + "\n\n        def execute_tool(name, args):\n            return REGISTRY[name](**args)\n"
+    assert [code for _, code in _codes(defined)] == ["DUP505"]
+    imported = source.replace("import anthropic\n", "import anthropic\n        from tools import execute_tool\n")
+    assert [code for _, code in _codes(imported)] == ["DUP505"]
+    starred = source.replace("import anthropic\n", "import anthropic\n        from tools import *\n")
+    assert [code for _, code in _codes(starred)] == ["DUP505"]
+
+
 # ------------------------------------------------------------------------------ DUP503
 
 

@@ -154,6 +154,7 @@ class ModelBuilder(Walker):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if type(node.names) is cst.ImportStar:
+            self.model.star_import = True
             return
         aliases = cast(Sequence[cst.ImportAlias], node.names)
         module = _module_name(node.module)

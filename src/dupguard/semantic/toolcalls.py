@@ -275,7 +275,7 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
                 continue
             execution, what = call, run.what
             break
-        if execution is None:
+        if execution is None or _never_defined(model, execution):
             continue
         if any(_dedups_call(model, c) for c in inside) or _dedups(model, loop.function):
             continue
@@ -285,6 +285,30 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
 
 
 # ----------------------------------------------------------------------------- what the loop runs
+
+
+def _never_defined(model: Model, call: Call) -> bool:
+    """Is the executor a bare name that nothing in the file defines (no ``def``, class, binding,
+    import, parameter or builtin of that name, and no ``import *``)? The loop raises NameError
+    before it runs a tool, so it replays nothing: a reference fragment, such as a notebook cell
+    that shows the loop of an earlier lesson without its tools. Taught by
+    bstraehle/ai-ml-dl@9f0a595f21 mcp/L5.ipynb cell 7 (``execute_tool`` is defined only in
+    mcp/L3.ipynb)."""
+    import builtins
+
+    name = call.func or ""
+    if not name.isidentifier() or call.callee is not None or model.star_import or hasattr(builtins, name):
+        return False
+    if name in model.imports or name in model.classes or model.function_named(name, within=call.function):
+        return False
+    if model.local_binding(name, call.function) is not None or any(b.target == name for b in model.bindings):
+        return False
+    fn = call.function
+    while fn is not None:
+        if name in fn.params or name in fn.local_names or name in fn.global_names:
+            return False
+        fn = fn.parent
+    return True
 
 
 def _dispatched(model: Model, call: Call, depth: int = 0) -> list[ToolRef] | None:
