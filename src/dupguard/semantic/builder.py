@@ -160,7 +160,11 @@ class ModelBuilder(Walker):
         module = _module_name(node.module)
         if node.relative:
             module = self._relative_module(len(node.relative), module or "")
-        if module is None:
+        if module is None:  # a relative import the index cannot place: the names are bound all the same
+            for alias in aliases:
+                bound = alias.asname.name if alias.asname else alias.name
+                if type(bound) is cst.Name:
+                    self.model.unplaced_imports.add(bound.value)
             return
         for alias in aliases:
             name = _module_name(alias.name)

@@ -299,7 +299,9 @@ def _never_defined(model: Model, call: Call) -> bool:
     name = call.func or ""
     if not name.isidentifier() or call.callee is not None or model.star_import or hasattr(builtins, name):
         return False
-    if name in model.imports or name in model.classes or model.function_named(name, within=call.function):
+    if name in model.imports or name in model.unplaced_imports or name in model.classes:
+        return False
+    if model.function_named(name, within=call.function):
         return False
     if model.local_binding(name, call.function) is not None or any(b.target == name for b in model.bindings):
         return False
