@@ -340,3 +340,33 @@ def test_module_agents_picked_from_a_table_into_a_per_request_crew_are_shared() 
     assert [code for _, code in shared] == ["DUP101", "DUP101"]
     per_request = PICKED_CREW.format(agents="", local=MODULE_AGENTS.replace("\n    ", "\n        ") + "\n        ")
     assert _codes(per_request) == []
+
+
+STREAMED_TO_GRADIO = """\
+    import gradio as gr
+    from smolagents import CodeAgent, InferenceClientModel, stream_to_gradio
+
+    {module}
+
+    def write_post(topic, history):
+        {local}for chunk in stream_to_gradio(writer, task=topic, reset_agent_memory=False):
+            yield chunk
+
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        chat = gr.Chatbot()
+        box.submit(write_post, [box, chat], chat)
+    """
+WRITER = "writer = CodeAgent(tools=[], model=InferenceClientModel())"
+
+
+def test_agent_run_by_stream_to_gradio_in_a_handler_is_a_use() -> None:
+    """HuyRakn/smolagents-travel-squad app_gradio_legacy.py:19/83 (99db04c7a0): a Gradio event
+    handler hands the module-level CodeAgent to smolagents' ``stream_to_gradio``, which runs
+    ``agent.run(task, stream=True, reset=reset_agent_memory)`` with ``reset_agent_memory=False``
+    by default (smolagents/gradio_ui.py; ``entrypoints.AGENT_RUNNERS``): every visitor continues
+    one memory. An agent built in the handler is not shared."""
+    shared = _codes(STREAMED_TO_GRADIO.format(module=WRITER, local=""))
+    assert [code for _, code in shared] == ["DUP101"]
+    assert _codes(STREAMED_TO_GRADIO.format(module="", local=WRITER + "\n        ")) == []

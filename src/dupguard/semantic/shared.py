@@ -16,6 +16,7 @@ import libcst as cst
 from .catalog import USER_RUN_METHODS, Entry, Kind
 from .catalog_data import DEPENDS
 from .guards import serialised
+from .entrypoints import AGENT_RUNNERS
 from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
 from .model import Arg, Binding, Call, Function, Model, analysis, fact_entry
@@ -375,6 +376,11 @@ def _texts(model: Model, call: Call, shared: Shared) -> list[str]:
         members = []
     run_methods = set(entry.run_methods) if entry is not None else set(USER_RUN_METHODS)
     texts = members
+    runner = AGENT_RUNNERS.get(call.callee or "")
+    if runner is not None:  # ``stream_to_gradio(agent, task=...)`` runs ``agent``
+        handed = call.kw(runner[0]) or call.arg(str(runner[1]))
+        if handed is not None and handed.dotted:
+            texts.append(handed.dotted)
     if call.receiver and (shared.kind is Kind.MEMORY or call.method in run_methods):
         texts.append(call.receiver)
     if call.func and "__call__" in run_methods:
