@@ -15,8 +15,8 @@ import libcst as cst
 
 from .catalog import USER_RUN_METHODS, Entry, Kind
 from .catalog_data import DEPENDS
-from .guards import serialised
 from .entrypoints import AGENT_RUNNERS
+from .guards import serialised
 from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
 from .model import Arg, Binding, Call, Function, Model, analysis, fact_entry
