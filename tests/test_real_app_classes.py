@@ -370,3 +370,31 @@ def test_agent_run_by_stream_to_gradio_in_a_handler_is_a_use() -> None:
     shared = _codes(STREAMED_TO_GRADIO.format(module=WRITER, local=""))
     assert [code for _, code in shared] == ["DUP101"]
     assert _codes(STREAMED_TO_GRADIO.format(module="", local=WRITER + "\n        ")) == []
+
+
+# ------------------------------------------------------------------------------ DUP507 (storing verbs)
+
+
+DRAFTING_CREW = """\
+    from crewai import Agent
+    from crewai.tools import tool
+
+
+    @tool("{name}")
+    def {name}(to: str, body: str) -> str:
+        \"\"\"Store the reply for the user to review.\"\"\"
+        return MAILBOX.store(to, body)
+
+
+    writer = Agent(role="writer", goal="answer mail", backstory="b", tools=[{name}])
+    """
+
+
+def test_saving_a_draft_makes_a_new_one_on_every_retry() -> None:
+    """Inventora-Digital/crewai-gmail-automation src/gmail_crew_ai/crew.py:111 (e79fe56c77): a
+    CrewAI agent under the default task retries holds SaveDraftTool (``save_email_draft``), which
+    appends a new draft on every run. "save" sets a state when its object is a place
+    (``save_user_settings``), but a draft, a message or a note saved again is one more of them
+    (``vocabulary.STORING_STEMS``/``ADDED_THINGS``)."""
+    assert [code for _, code in _codes(DRAFTING_CREW.format(name="save_email_draft"))] == ["DUP507"]
+    assert _codes(DRAFTING_CREW.format(name="save_user_settings")) == []
