@@ -398,3 +398,65 @@ def test_saving_a_draft_makes_a_new_one_on_every_retry() -> None:
     (``vocabulary.STORING_STEMS``/``ADDED_THINGS``)."""
     assert [code for _, code in _codes(DRAFTING_CREW.format(name="save_email_draft"))] == ["DUP507"]
     assert _codes(DRAFTING_CREW.format(name="save_user_settings")) == []
+
+
+# ------------------------------------------------------------------------------ DUP106 (served files)
+
+
+_MAIL_CREW = """\
+from crewai import Agent, Crew, Task
+
+
+class MailCrew:
+    def crew(self):
+        sorter = Agent(role="sorter", goal="sort the inbox", backstory="b")
+        return Crew(agents=[sorter], tasks=[Task(description="sort", expected_output="labels", agent=sorter)])
+"""
+_MAIL_SERVER = """\
+import os
+import threading
+
+from fastapi import FastAPI
+
+from {module} import MailCrew
+
+app = FastAPI()
+
+
+def _run(address: str, password: str) -> None:
+    os.environ["MAIL_ADDRESS"] = address
+    os.environ["MAIL_PASSWORD"] = password
+    MailCrew().crew().kickoff()
+
+
+@app.post("/runs")
+async def start(address: str, password: str):
+    threading.Thread(target=_run, args=(address, password), daemon=True).start()
+    return {{"started": True}}
+"""
+
+
+def test_server_importing_only_a_project_crew_class_is_linted(tmp_path: Path) -> None:
+    """Inventora-Digital/crewai-gmail-automation src/gmail_crew_ai/server.py:118-122, 432
+    (e79fe56c77): a FastAPI file that imports no framework, only the project's crew class, starts a
+    thread per run that writes the user's mail password to ``os.environ``, where the tools the crew
+    builds read it. The project index marks the imported name as agent code (``project.USES``), so
+    the file is linted and DUP106 reports the writes; a helper module that reaches no agent code
+    does not make the server agent code."""
+    (tmp_path / "pyproject.toml").write_text('[tool.dupguard]\nsrc = ["src"]\n')
+    package = tmp_path / "src" / "mailbot"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "crew.py").write_text(_MAIL_CREW)
+    (package / "plain.py").write_text(_MAIL_CREW.replace("from crewai import Agent, Crew, Task\n", ""))
+    (package / "server.py").write_text(_MAIL_SERVER.format(module="mailbot.crew"))
+    (package / "plain_server.py").write_text(_MAIL_SERVER.format(module="mailbot.plain"))
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    reported = [
+        line.split(": ")[0] + " " + line.split(": ")[1][:6]
+        for line in proc.stdout.decode().splitlines()
+        if ": DUP" in line
+    ]
+    assert reported == ["src/mailbot/server.py:12:5 DUP106", "src/mailbot/server.py:13:5 DUP106"], (
+        proc.stdout + proc.stderr
+    ).decode()

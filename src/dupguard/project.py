@@ -75,7 +75,16 @@ PER_REQUEST = "per-request"
 CALLED = "@called."
 RUNS = "@runs."  # one of the file's module-level agents or memories, run per request from another module
 MAX_CALL_DEPTH = 6  # project functions followed from a per-request entry point
-SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries are then rebuilt
+SUMMARY_FORMAT = 3  # bump when ``summarise``'s data or the facts change: kept summaries and answers are rebuilt
+# a name imported from a project module that reaches agent code but is none of the objects the
+# index knows (a CrewAI ``@CrewBase`` class whose ``crew()`` builds the agents per call, a helper
+# that starts a run): the importing file serves agent code all the same, so it is linted (what
+# its handlers write to process state, DUP106), though no object fact applies. Filed under
+# "@uses.<qualified>". Taught by Inventora-Digital/crewai-gmail-automation@e79fe56c77
+# src/gmail_crew_ai/server.py (imports only FastAPI and ``gmail_crew_ai.crew.GmailCrewAi``; a
+# thread per run writes the user's Gmail password to ``os.environ``).
+USES_AGENT_CODE = "uses-agent-code"
+USES = "@uses."
 
 AGENT = "agent"
 MEMORY = "memory"
@@ -118,7 +127,7 @@ NEEDS_CHECKPOINTER = ("compile", "create_react_agent", "create_agent")
 class Fact(NamedTuple):
     """What an importable name of the project is, for shared state (see the module docstring)."""
 
-    role: str  # OBJECT | FACTORY | SHARED_FACTORY | RUNNER | KEY
+    role: str  # OBJECT | FACTORY | SHARED_FACTORY | RUNNER | KEY | PER_REQUEST | USES_AGENT_CODE
     kind: str  # AGENT | MEMORY | KEYED ("" for KEY)
     where: str  # "app/core/agent.py:8": where it is built or bound
     built: str  # what builds it, for messages: "initialize_agent(...)", "ChatAgent(...)"
@@ -932,7 +941,10 @@ class ProjectIndex:
                 # if the file turns out to be agent code (below)
                 constants.append((imported.qualified, qualified, *found))
                 continue
+            before = set(facts)
             self._add(facts, imported.qualified, qualified, found[0], found[1])
+            if all(fact.role == KEY for key, fact in facts.items() if key not in before):
+                facts[USES + imported.qualified] = Fact(USES_AGENT_CODE, "", self._where(found[0], 1), qualified)
         if constants and (facts or might_matter(text, self.extra)):
             for key, qualified, record, rest in constants:
                 self._add(facts, key, qualified, record, rest)
