@@ -460,3 +460,57 @@ def test_server_importing_only_a_project_crew_class_is_linted(tmp_path: Path) ->
     assert reported == ["src/mailbot/server.py:12:5 DUP106", "src/mailbot/server.py:13:5 DUP106"], (
         proc.stdout + proc.stderr
     ).decode()
+
+
+# ------------------------------------------------------------------------------ DUP205 (imported coroutines)
+
+
+_BOT_FACTORY = """\
+import asyncio
+
+from langchain_openai import ChatOpenAI
+
+
+class Bot:
+    def __init__(self, session_id):
+        self.session_id = session_id
+        self.llm = ChatOpenAI(model="gpt-4o-mini")
+
+
+async def make_bot(session_id):
+    {pause}return Bot(session_id)
+"""
+_BOT_SERVER = """\
+from fastapi import FastAPI
+
+from bots.factory import make_bot
+
+app = FastAPI()
+chat_sessions = {}
+
+
+@app.post("/chat/{session_id}")
+async def chat(session_id: str, text: str):
+    if session_id not in chat_sessions:
+        chat_sessions[session_id] = await make_bot(session_id)
+    return await chat_sessions[session_id].llm.ainvoke(text)
+"""
+
+
+def test_awaiting_an_imported_coroutine_that_never_awaits_does_not_yield(tmp_path: Path) -> None:
+    """krinya/gen_ai_demo_rag_bot app/server.py:168 (06ddfa104b): the check-then-create of a
+    per-session chatbot awaits ``create_chatbot`` of packages/chatbot/main.py:673, an ``async def``
+    that only builds and returns the bot. Awaiting it never gives the event loop away, so no other
+    request runs between the check and the store; the project index says so of the imported
+    function (``project.NEVER_SUSPENDS``). The same factory with an ``await`` in it is reported."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dupguard]\n")
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "__init__.py").write_text("")
+    (tmp_path / "server.py").write_text(_BOT_SERVER)
+    factory = tmp_path / "bots" / "factory.py"
+    factory.write_text(_BOT_FACTORY.format(pause=""))
+    quiet = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert b": DUP" not in quiet.stdout, (quiet.stdout + quiet.stderr).decode()
+    factory.write_text(_BOT_FACTORY.format(pause="await asyncio.sleep(0)\n    "))
+    paused = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert b"server.py:12:9: DUP205" in paused.stdout, (paused.stdout + paused.stderr).decode()
