@@ -103,6 +103,7 @@ def test_tool_loop_bounded_by_a_tool_call_budget_is_not_reported() -> None:
         import json
 
         from openai import OpenAI
+        from tools import execute_tool
 
         client = OpenAI()
         TOOL_CALL_BUDGET = 12
