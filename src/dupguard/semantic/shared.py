@@ -360,7 +360,7 @@ def _picked_from_table(model: Model, fn: Function | None, node: cst.CSTNode) -> 
     binding = model.local_binding(node.value.value, fn)
     if binding is None or type(binding.value) is not cst.Dict:
         return []
-    return [text for e in binding.value.elements if (text := dotted(getattr(e, "value", None)))]
+    return [text for e in binding.value.elements if type(e) is cst.DictElement and (text := dotted(e.value))]
 
 
 def _texts(model: Model, call: Call, shared: Shared) -> list[str]:
