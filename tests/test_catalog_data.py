@@ -94,6 +94,7 @@ def test_types_and_non_empty():
             "store_kwargs",
             "history_getters",
             "user_state_kwargs",
+            "resetting_run",
         ):
             value = getattr(e, field)
             assert isinstance(value, tuple), (_entry_label(e), field)
@@ -181,6 +182,10 @@ def test_kwarg_fields_fit_their_kind():
             # only toolkits cache a user's account; "*" means always, alone
             assert e.kind is Kind.TOOL, label
             assert e.user_state_kwargs == ("*",) or all(re.fullmatch(_IDENT, kw) for kw in e.user_state_kwargs), label
+        if e.resetting_run:
+            # (the keyword that keeps the old state, the keyword that streams) of a stateful run
+            assert e.kind is Kind.AGENT and e.run_methods, label
+            assert len(e.resetting_run) == 2 and all(re.fullmatch(_IDENT, kw) for kw in e.resetting_run), label
 
 
 def test_registration_methods_are_unique_and_covered():
@@ -520,6 +525,7 @@ def render_tables() -> str:
                 ("shared store", e.store_kwargs),
                 ("history getter", e.history_getters),
                 ("user state", e.user_state_kwargs),
+                ("resetting run", e.resetting_run),
             ):
                 if value:
                     kw.append(f"{label}: " + ", ".join(f"`{v}`" for v in value))

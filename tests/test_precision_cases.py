@@ -103,6 +103,7 @@ def test_tool_loop_bounded_by_a_tool_call_budget_is_not_reported() -> None:
         import json
 
         from openai import OpenAI
+        from tools import execute_tool
 
         client = OpenAI()
         TOOL_CALL_BUDGET = 12
@@ -129,6 +130,96 @@ def test_tool_loop_bounded_by_a_tool_call_budget_is_not_reported() -> None:
     assert _codes(budget_object) == []
     unbounded = source.replace("while remaining:", "while True:")
     assert [code for _, code in _codes(unbounded)] == ["DUP505"]
+
+
+def test_tool_loop_whose_dispatch_table_only_reads_is_not_reported() -> None:
+    """bstraehle/ai-ml-dl agentic-ai/evaluating-ai-agents/L3.ipynb cell 47 (9f0a595): an uncapped
+    model↔tool loop whose helper dispatches through a module-level table to a lookup, an analysis
+    and a tool with no verb in its name whose body only asks the model and edits the reply's
+    text. A stuck model repeats reads; nothing a user sees is done twice. The same loop with a
+    tool that makes something new (``place_order``, cf. openai/reasoning-with-o1/L3.ipynb's
+    ``place_purchase_order``) or sets a state (``restart_service``) is still reported, and so is
+    a table the code does not show whole."""
+    source = """\
+        import json
+
+        from openai import OpenAI
+
+        client = OpenAI()
+
+
+        def find_rows(question: str) -> str:
+            return DB.execute(question).fetchall()
+
+
+        def write_chart_code(goal: str) -> str:
+            reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": goal}])
+            return reply.choices[0].message.content.replace("```", "").strip()
+
+
+        def chart(goal: str) -> str:
+            return write_chart_code(goal)
+
+
+        HANDLERS = {"find_rows": find_rows, "chart": chart}
+
+
+        def dispatch_tool_calls(calls, messages):
+            for call in calls:
+                fn = HANDLERS[call.function.name]
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": fn(**json.loads(call.function.arguments))})
+            return messages
+
+
+        def run(messages, tools):
+            while True:
+                reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+                message = reply.choices[0].message
+                messages.append(message)
+                if not message.tool_calls:
+                    return message.content
+                messages = dispatch_tool_calls(message.tool_calls, messages)
+        """
+    assert _codes(source) == []
+    ordering = source.replace('"chart": chart}', '"chart": chart, "place_order": place_order}')
+    assert [code for _, code in _codes(ordering)] == ["DUP505"]
+    restarting = source.replace('"chart": chart}', '"chart": chart, "restart_service": restart_service}')
+    assert [code for _, code in _codes(restarting)] == ["DUP505"]
+    unknown = source.replace('"chart": chart}', '"chart": chart, **PLUGINS}')
+    assert [code for _, code in _codes(unknown)] == ["DUP505"]
+
+
+def test_tool_loop_whose_executor_the_file_never_defines_is_not_reported() -> None:
+    """bstraehle/ai-ml-dl mcp/L5.ipynb cell 7 (9f0a595): a notebook cell that recalls an earlier
+    lesson's model↔tool loop, whose ``execute_tool`` (and tool list) only that lesson defines. As
+    written the loop stops at a NameError before any tool runs. Once the file defines or imports
+    the executor, or star-imports a module that may, the loop is reported."""
+    source = """\
+        import anthropic
+
+        client = anthropic.Anthropic()
+
+
+        def answer(query, tools):
+            messages = [{"role": "user", "content": query}]
+            reply = client.messages.create(model="claude-3-7-sonnet", max_tokens=1024, tools=tools, messages=messages)
+            going = True
+            while going:
+                for block in reply.content:
+                    if block.type == "tool_use":
+                        result = execute_tool(block.name, block.input)
+                        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": block.id, "content": result}]})
+                        reply = client.messages.create(model="claude-3-7-sonnet", max_tokens=1024, tools=tools, messages=messages)
+                    elif len(reply.content) == 1:
+                        going = False
+        """
+    assert _codes(source) == []
+    defined = source + "\n\n        def execute_tool(name, args):\n            return REGISTRY[name](**args)\n"
+    assert [code for _, code in _codes(defined)] == ["DUP505"]
+    imported = source.replace("import anthropic\n", "import anthropic\n        from tools import execute_tool\n")
+    assert [code for _, code in _codes(imported)] == ["DUP505"]
+    starred = source.replace("import anthropic\n", "import anthropic\n        from tools import *\n")
+    assert [code for _, code in _codes(starred)] == ["DUP505"]
 
 
 # ------------------------------------------------------------------------------ DUP503

@@ -258,3 +258,259 @@ def test_agent_held_by_a_client_object_the_builder_makes_once() -> None:
         "                    client = Client()\n                    return str(client",
     )
     assert _codes(per_event) == []
+
+
+# ------------------------------------------------------------------------------ DUP101 (smolagents runs)
+
+
+CHAINLIT_SMOLAGENT = """\
+    import chainlit as cl
+    from smolagents import CodeAgent, LiteLLMModel
+
+    planner = CodeAgent(tools=[], model=LiteLLMModel(model_id="ollama/qwen2.5"))
+
+
+    @cl.on_message
+    async def reply(message: cl.Message):
+        {body}
+    """
+
+
+def _chainlit(body: str) -> list[tuple[int, str]]:
+    return _codes(CHAINLIT_SMOLAGENT.format(body=body))
+
+
+def test_resetting_smolagents_run_that_holds_the_event_loop_is_not_shared() -> None:
+    """nick0918964388/smolagent chainlit_app.py:33/49 (216cc34e14): a Chainlit message coroutine
+    calls the module-level CodeAgent's ``run`` synchronously. Chainlit awaits the coroutine on its
+    event loop (chainlit/utils.py ``wrap_user_function``), so the run holds the loop until it
+    returns and no two runs overlap; smolagents ``run(task, stream=False, reset=True)`` clears
+    the memory first (smolagents/agents.py, ``MultiStepAgent.run``), so none inherits another
+    visitor's steps (catalog ``resetting_run``). Reported still: the same agent run in a worker
+    thread, kept across runs (``reset=False``), or streamed (steps interleave across awaits)."""
+    assert _chainlit("await cl.Message(planner.run(message.content)).send()") == []
+    threaded = "await cl.Message(await cl.make_async(planner.run)(message.content)).send()"
+    assert [code for _, code in _chainlit(threaded)] == ["DUP101"]
+    kept = "await cl.Message(planner.run(message.content, reset=False)).send()"
+    assert [code for _, code in _chainlit(kept)] == ["DUP101"]
+    streamed = "for step in planner.run(message.content, stream=True):\n            await cl.Message(str(step)).send()"
+    assert [code for _, code in _chainlit(streamed)] == ["DUP101"]
+
+
+def test_async_for_over_a_coroutine_never_runs_the_agent() -> None:
+    """nick0918964388/smolagent multi-agent/chainlit_app.py:23/40 (216cc34e14): ``async for``
+    over ``cl.make_async(agent.run)(...)``. ``make_async`` returns a coroutine function
+    (chainlit/sync.py, asyncer's ``asyncify``), and ``async for`` raises TypeError on a coroutine
+    before it starts: the handler never runs the shared agent. Awaiting the same call runs it in
+    a worker thread, where runs overlap, and is reported."""
+    iterated = (
+        "async for piece in cl.make_async(planner.run)(message.content):\n            await cl.Message(piece).send()"
+    )
+    assert _chainlit(iterated) == []
+    awaited = "piece = await cl.make_async(planner.run)(message.content)\n        await cl.Message(piece).send()"
+    assert [code for _, code in _chainlit(awaited)] == ["DUP101"]
+
+
+# ------------------------------------------------------------------------------ DUP101 (agents picked from a table)
+
+
+PICKED_CREW = """\
+    from crewai import Agent, Crew, Task
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    {agents}
+
+    @app.post("/ask")
+    def ask(topic: str, question: str):
+        {local}by_topic = {{"billing": billing, "shipping": shipping}}
+        job = Task(description=question, expected_output="an answer", agent=by_topic[topic])
+        return Crew(agents=[by_topic[topic]], tasks=[job]).kickoff()
+    """
+MODULE_AGENTS = 'billing = Agent(role="billing", goal="g", backstory="b")\n    shipping = Agent(role="shipping", goal="g", backstory="b")'
+
+
+def test_module_agents_picked_from_a_table_into_a_per_request_crew_are_shared() -> None:
+    """feng20000308-stack/crewai-customer-service customer_service.py:677-727, 852-924
+    (0de1087fd4): four module-level CrewAI agents, one picked per request by intent from a dict
+    (``agent_map[intent]``) into a new Task and Crew; the crew's kickoff re-targets the picked
+    agent's one executor (catalog ``member_of``), so overlapping requests share it. Each agent of
+    the table is reported; agents built in the handler are not."""
+    shared = _codes(PICKED_CREW.format(agents=MODULE_AGENTS, local=""))
+    assert [code for _, code in shared] == ["DUP101", "DUP101"]
+    per_request = PICKED_CREW.format(agents="", local=MODULE_AGENTS.replace("\n    ", "\n        ") + "\n        ")
+    assert _codes(per_request) == []
+
+
+STREAMED_TO_GRADIO = """\
+    import gradio as gr
+    from smolagents import CodeAgent, InferenceClientModel, stream_to_gradio
+
+    {module}
+
+    def write_post(topic, history):
+        {local}for chunk in stream_to_gradio(writer, task=topic, reset_agent_memory=False):
+            yield chunk
+
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        chat = gr.Chatbot()
+        box.submit(write_post, [box, chat], chat)
+    """
+WRITER = "writer = CodeAgent(tools=[], model=InferenceClientModel())"
+
+
+def test_agent_run_by_stream_to_gradio_in_a_handler_is_a_use() -> None:
+    """HuyRakn/smolagents-travel-squad app_gradio_legacy.py:19/83 (99db04c7a0): a Gradio event
+    handler hands the module-level CodeAgent to smolagents' ``stream_to_gradio``, which runs
+    ``agent.run(task, stream=True, reset=reset_agent_memory)`` with ``reset_agent_memory=False``
+    by default (smolagents/gradio_ui.py; ``entrypoints.AGENT_RUNNERS``): every visitor continues
+    one memory. An agent built in the handler is not shared."""
+    shared = _codes(STREAMED_TO_GRADIO.format(module=WRITER, local=""))
+    assert [code for _, code in shared] == ["DUP101"]
+    assert _codes(STREAMED_TO_GRADIO.format(module="", local=WRITER + "\n        ")) == []
+
+
+# ------------------------------------------------------------------------------ DUP507 (storing verbs)
+
+
+DRAFTING_CREW = """\
+    from crewai import Agent
+    from crewai.tools import tool
+
+
+    @tool("{name}")
+    def {name}(to: str, body: str) -> str:
+        \"\"\"Store the reply for the user to review.\"\"\"
+        return MAILBOX.store(to, body)
+
+
+    writer = Agent(role="writer", goal="answer mail", backstory="b", tools=[{name}])
+    """
+
+
+def test_saving_a_draft_makes_a_new_one_on_every_retry() -> None:
+    """Inventora-Digital/crewai-gmail-automation src/gmail_crew_ai/crew.py:111 (e79fe56c77): a
+    CrewAI agent under the default task retries holds SaveDraftTool (``save_email_draft``), which
+    appends a new draft on every run. "save" sets a state when its object is a place
+    (``save_user_settings``), but a draft, a message or a note saved again is one more of them
+    (``vocabulary.STORING_STEMS``/``ADDED_THINGS``)."""
+    assert [code for _, code in _codes(DRAFTING_CREW.format(name="save_email_draft"))] == ["DUP507"]
+    assert _codes(DRAFTING_CREW.format(name="save_user_settings")) == []
+
+
+# ------------------------------------------------------------------------------ DUP106 (served files)
+
+
+_MAIL_CREW = """\
+from crewai import Agent, Crew, Task
+
+
+class MailCrew:
+    def crew(self):
+        sorter = Agent(role="sorter", goal="sort the inbox", backstory="b")
+        return Crew(agents=[sorter], tasks=[Task(description="sort", expected_output="labels", agent=sorter)])
+"""
+_MAIL_SERVER = """\
+import os
+import threading
+
+from fastapi import FastAPI
+
+from {module} import MailCrew
+
+app = FastAPI()
+
+
+def _run(address: str, password: str) -> None:
+    os.environ["MAIL_ADDRESS"] = address
+    os.environ["MAIL_PASSWORD"] = password
+    MailCrew().crew().kickoff()
+
+
+@app.post("/runs")
+async def start(address: str, password: str):
+    threading.Thread(target=_run, args=(address, password), daemon=True).start()
+    return {{"started": True}}
+"""
+
+
+def test_server_importing_only_a_project_crew_class_is_linted(tmp_path: Path) -> None:
+    """Inventora-Digital/crewai-gmail-automation src/gmail_crew_ai/server.py:118-122, 432
+    (e79fe56c77): a FastAPI file that imports no framework, only the project's crew class, starts a
+    thread per run that writes the user's mail password to ``os.environ``, where the tools the crew
+    builds read it. The project index marks the imported name as agent code (``project.USES``), so
+    the file is linted and DUP106 reports the writes; a helper module that reaches no agent code
+    does not make the server agent code."""
+    (tmp_path / "pyproject.toml").write_text('[tool.dupguard]\nsrc = ["src"]\n')
+    package = tmp_path / "src" / "mailbot"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "crew.py").write_text(_MAIL_CREW)
+    (package / "plain.py").write_text(_MAIL_CREW.replace("from crewai import Agent, Crew, Task\n", ""))
+    (package / "server.py").write_text(_MAIL_SERVER.format(module="mailbot.crew"))
+    (package / "plain_server.py").write_text(_MAIL_SERVER.format(module="mailbot.plain"))
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    reported = [
+        line.split(": ")[0] + " " + line.split(": ")[1][:6]
+        for line in proc.stdout.decode().splitlines()
+        if ": DUP" in line
+    ]
+    assert reported == ["src/mailbot/server.py:12:5 DUP106", "src/mailbot/server.py:13:5 DUP106"], (
+        proc.stdout + proc.stderr
+    ).decode()
+
+
+# ------------------------------------------------------------------------------ DUP205 (imported coroutines)
+
+
+_BOT_FACTORY = """\
+import asyncio
+
+from langchain_openai import ChatOpenAI
+
+
+class Bot:
+    def __init__(self, session_id):
+        self.session_id = session_id
+        self.llm = ChatOpenAI(model="gpt-4o-mini")
+
+
+async def make_bot(session_id):
+    {pause}return Bot(session_id)
+"""
+_BOT_SERVER = """\
+from fastapi import FastAPI
+
+from bots.factory import make_bot
+
+app = FastAPI()
+chat_sessions = {}
+
+
+@app.post("/chat/{session_id}")
+async def chat(session_id: str, text: str):
+    if session_id not in chat_sessions:
+        chat_sessions[session_id] = await make_bot(session_id)
+    return await chat_sessions[session_id].llm.ainvoke(text)
+"""
+
+
+def test_awaiting_an_imported_coroutine_that_never_awaits_does_not_yield(tmp_path: Path) -> None:
+    """krinya/gen_ai_demo_rag_bot app/server.py:168 (06ddfa104b): the check-then-create of a
+    per-session chatbot awaits ``create_chatbot`` of packages/chatbot/main.py:673, an ``async def``
+    that only builds and returns the bot. Awaiting it never gives the event loop away, so no other
+    request runs between the check and the store; the project index says so of the imported
+    function (``project.NEVER_SUSPENDS``). The same factory with an ``await`` in it is reported."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dupguard]\n")
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "__init__.py").write_text("")
+    (tmp_path / "server.py").write_text(_BOT_SERVER)
+    factory = tmp_path / "bots" / "factory.py"
+    factory.write_text(_BOT_FACTORY.format(pause=""))
+    quiet = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert b": DUP" not in quiet.stdout, (quiet.stdout + quiet.stderr).decode()
+    factory.write_text(_BOT_FACTORY.format(pause="await asyncio.sleep(0)\n    "))
+    paused = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert b"server.py:12:9: DUP205" in paused.stdout, (paused.stdout + paused.stderr).decode()

@@ -7,7 +7,7 @@ from langchain_core.messages import ToolMessage
 from langchain_openai import ChatOpenAI
 from openai import AsyncOpenAI, OpenAI
 
-from .tools import DISPATCH, SCHEMAS, TOOLS, execute, get_weather, lookup_order, refund_order, run_tool
+from .tools import DISPATCH, SCHEMAS, TOOLS, book_table, execute, get_weather, lookup_order, refund_order, run_tool
 
 client = OpenAI()
 aclient = AsyncOpenAI()
@@ -77,7 +77,7 @@ async def run_turn(messages: list) -> str:
 
 # litellm: a `done` flag set only by the model
 def plan_trip(city: str) -> str:
-    available_functions = {"get_weather": get_weather}
+    available_functions = {"get_weather": get_weather, "book_table": book_table}
     messages = [{"role": "user", "content": f"Plan a day in {city}"}]
     done = False
     answer = ""

@@ -7,7 +7,7 @@ from openai import OpenAI
 
 from dupguard.runtime import TurnToolGuard
 
-from .tools import DISPATCH, SCHEMAS, TOOLS, run_tool
+from .tools import DISPATCH, EVENTS, SCHEMAS, TOOLS, WEATHER, run_tool
 
 client = OpenAI()
 claude = anthropic.Anthropic()
@@ -138,3 +138,27 @@ def budgeted(messages: list) -> str:
             result = DISPATCH[call.function.name](**json.loads(call.function.arguments))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": str(result)})
     return "tool budget spent"
+
+
+# every tool the loop can run only reads (a dispatch table of this module): a stuck model repeats
+# lookups, nothing a user sees twice
+def lookup_weather(city: str) -> str:
+    return WEATHER.get(city, "unknown")
+
+
+def search_events(city: str) -> list:
+    return EVENTS.get(city, [])
+
+
+READERS = {"lookup_weather": lookup_weather, "search_events": search_events}
+
+
+def read_only(messages: list) -> str:
+    while True:
+        msg = client.chat.completions.create(model="gpt-4o", messages=messages, tools=SCHEMAS).choices[0].message
+        messages.append(msg)
+        if not msg.tool_calls:
+            return msg.content or ""
+        for call in msg.tool_calls:
+            output = READERS[call.function.name](**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(output)})

@@ -75,7 +75,22 @@ PER_REQUEST = "per-request"
 CALLED = "@called."
 RUNS = "@runs."  # one of the file's module-level agents or memories, run per request from another module
 MAX_CALL_DEPTH = 6  # project functions followed from a per-request entry point
-SUMMARY_FORMAT = 2  # bump when ``summarise``'s data changes: the kept summaries are then rebuilt
+SUMMARY_FORMAT = 3  # bump when ``summarise``'s data or the facts change: kept summaries and answers are rebuilt
+# a name imported from a project module that reaches agent code but is none of the objects the
+# index knows (a CrewAI ``@CrewBase`` class whose ``crew()`` builds the agents per call, a helper
+# that starts a run): the importing file serves agent code all the same, so it is linted (what
+# its handlers write to process state, DUP106), though no object fact applies. Filed under
+# "@uses.<qualified>". Taught by Inventora-Digital/crewai-gmail-automation@e79fe56c77
+# src/gmail_crew_ai/server.py (imports only FastAPI and ``gmail_crew_ai.crew.GmailCrewAi``; a
+# thread per run writes the user's Gmail password to ``os.environ``).
+USES_AGENT_CODE = "uses-agent-code"
+USES = "@uses."
+# an imported ``async def`` whose body never awaits (``async def create_chatbot(sid): return
+# Chatbot(sid)``): awaiting it runs it to its return without yielding the event loop, so a
+# check-then-create around it is atomic (DUP205). Filed under the name, like an object's fact.
+# Taught by krinya/gen_ai_demo_rag_bot@06ddfa104b app/server.py:168 and
+# packages/chatbot/main.py:673 (bench/real-apps/labels-e.toml, near-miss).
+NEVER_SUSPENDS = "never-suspends"
 
 AGENT = "agent"
 MEMORY = "memory"
@@ -118,7 +133,7 @@ NEEDS_CHECKPOINTER = ("compile", "create_react_agent", "create_agent")
 class Fact(NamedTuple):
     """What an importable name of the project is, for shared state (see the module docstring)."""
 
-    role: str  # OBJECT | FACTORY | SHARED_FACTORY | RUNNER | KEY
+    role: str  # OBJECT | FACTORY | SHARED_FACTORY | RUNNER | KEY | PER_REQUEST | USES_AGENT_CODE | NEVER_SUSPENDS
     kind: str  # AGENT | MEMORY | KEYED ("" for KEY)
     where: str  # "app/core/agent.py:8": where it is built or bound
     built: str  # what builds it, for messages: "initialize_agent(...)", "ChatAgent(...)"
@@ -368,8 +383,11 @@ def _function(fn: Any) -> dict:
         if a is not None:
             local.add(a.arg)
     stack = [(node, False) for node in fn.body]
+    suspends = False
     while stack:
         node, nested = stack.pop()
+        if not nested and isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            suspends = True
         if isinstance(node, ast.Call):
             callee = _dotted(node.func)
             if callee:
@@ -417,6 +435,8 @@ def _function(fn: Any) -> dict:
         "uses": dict(sorted(uses.items())),
         "self_calls": sorted(self_calls),
         "locals": sorted(local - declared_global),
+        # an ``async def`` whose own body never awaits: awaiting it never yields the event loop
+        "never_suspends": isinstance(fn, ast.AsyncFunctionDef) and not suspends,
     }
 
 
@@ -932,7 +952,13 @@ class ProjectIndex:
                 # if the file turns out to be agent code (below)
                 constants.append((imported.qualified, qualified, *found))
                 continue
+            before = set(facts)
             self._add(facts, imported.qualified, qualified, found[0], found[1])
+            coroutine = self._never_suspends(qualified)
+            if coroutine is not None and imported.qualified not in facts:
+                facts[imported.qualified] = coroutine
+            if all(fact.role == KEY for key, fact in facts.items() if key not in before):
+                facts[USES + imported.qualified] = Fact(USES_AGENT_CODE, "", self._where(found[0], 1), qualified)
         if constants and (facts or might_matter(text, self.extra)):
             for key, qualified, record, rest in constants:
                 self._add(facts, key, qualified, record, rest)
@@ -1205,6 +1231,17 @@ class ProjectIndex:
         else:  # a config class or its instance: its literal attributes (``settings.THREAD_ID``)
             for attr, member in self._literal_attributes(qualified).items():
                 facts[f"{key}.{attr}"] = member
+
+    def _never_suspends(self, qualified: str) -> Fact | None:
+        """A fact for ``qualified`` when it names a module-level ``async def`` that never awaits."""
+        target = self._lookup(qualified)
+        if target is None or target[0] != "def" or target[3]:
+            return None
+        record, name = target[1], target[2]
+        fn = self._summary(record)["defs"][name]  # type: ignore[index]
+        if not fn.get("never_suspends"):
+            return None
+        return Fact(NEVER_SUSPENDS, "", self._where(record, fn["line"]), f"{name}(...)")
 
     def _literal_attributes(self, qualified: str) -> dict[str, Fact]:
         target = self._lookup(qualified)

@@ -154,12 +154,17 @@ class ModelBuilder(Walker):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if type(node.names) is cst.ImportStar:
+            self.model.star_import = True
             return
         aliases = cast(Sequence[cst.ImportAlias], node.names)
         module = _module_name(node.module)
         if node.relative:
             module = self._relative_module(len(node.relative), module or "")
-        if module is None:
+        if module is None:  # a relative import the index cannot place: the names are bound all the same
+            for alias in aliases:
+                bound = alias.asname.name if alias.asname else alias.name
+                if type(bound) is cst.Name:
+                    self.model.unplaced_imports.add(bound.value)
             return
         for alias in aliases:
             name = _module_name(alias.name)

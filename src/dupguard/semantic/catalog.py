@@ -79,6 +79,13 @@ class Entry:
     # user's account (DUP105). ("*",) always; otherwise the constructor keywords that pin it
     # to one user (agno ``Mem0Tools(user_id=...)``)
     user_state_kwargs: tuple[str, ...] = ()
+    # for agents whose run method starts by clearing the state the object keeps (smolagents
+    # ``run(task, stream=False, reset=True)``: ``self.memory.reset()`` first): the run keywords
+    # as ("reset", "stream"): the keyword that keeps the old state when False, and the one that
+    # makes the run return a generator instead of running to the end. A complete, resetting run
+    # called synchronously inside an ``async def`` holds the event loop until it returns, so no
+    # other run of the object overlaps it and none inherits its state (DUP101 stays quiet)
+    resetting_run: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

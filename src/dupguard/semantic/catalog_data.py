@@ -1247,10 +1247,12 @@ _SMOLAGENTS = (
         version=_SA,
         source="smolagents/agents.py",
         why="keeps self.memory = AgentMemory(...), self.step_number and (CodeAgent) the "
-        "executor state on the agent; run(reset=True) wipes memory at the start, so two "
-        "concurrent runs reset and interleave each other's steps.",
+        "executor state on the agent; run(task, stream=False, reset=True) calls "
+        "self.memory.reset() before the first step (MultiStepAgent.run), so two concurrent runs "
+        "reset and interleave each other's steps, and runs that never overlap share nothing.",
         run_methods=("run", "__call__"),
         tools_kwargs=("tools",),
+        resetting_run=("reset", "stream"),
     ),
     Entry(
         names=("smolagents.AgentMemory", "smolagents.memory.AgentMemory"),

@@ -31,6 +31,7 @@ from ..runtime.similarity import _stem as stem
 from .guards import idempotent_in
 from .model import Call, Function, Model, string_value
 from .vocabulary import (
+    ADDED_THINGS,
     BODY_NOISE,
     BODY_WRITE_METHODS,
     IDEMPOTENCY_HEADER,
@@ -39,6 +40,7 @@ from .vocabulary import (
     NOISE,
     OVERWRITE_STEMS,
     READ_STEMS,
+    STORING_STEMS,
     WRITE_STEMS,
 )
 
@@ -56,7 +58,8 @@ def words(name: str) -> list[str]:
 def name_effect(name: str) -> str | None:
     """The effect of the first known verb of a tool's name: "write", "overwrite" or "read";
     None when it has none."""
-    for word in words(name):
+    named = words(name)
+    for at, word in enumerate(named):
         if word in NOISE:
             continue
         forms = {word, stem(word)}
@@ -65,6 +68,8 @@ def name_effect(name: str) -> str | None:
         if forms & WRITE_STEMS:
             return "write"
         if forms & OVERWRITE_STEMS:
+            if forms & STORING_STEMS and any({w, stem(w)} & ADDED_THINGS for w in named[at + 1 :]):
+                return "write"  # ``save_email_draft``: each run stores one more draft
             return "overwrite"
         if forms & READ_STEMS:
             return "read"

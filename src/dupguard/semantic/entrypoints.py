@@ -201,6 +201,15 @@ AGENT_HOSTS = {
     "smolagents.GradioUI": ("agent", 0, "reset_agent_memory"),
     "smolagents.gradio_ui.GradioUI": ("agent", 0, "reset_agent_memory"),
 }
+# Functions that run the agent given to them (qualified name → (keyword, positional index)):
+# smolagents ``stream_to_gradio(agent, task, task_images=None, reset_agent_memory=False, ...)``
+# iterates ``agent.run(task, stream=True, reset=reset_agent_memory)`` (src/smolagents/gradio_ui.py
+# at commit 0403b2b706435e0ab60946075037807372cf4d59): a call of it runs that agent, a streamed
+# run that by default continues the agent's memory.
+AGENT_RUNNERS = {
+    "smolagents.stream_to_gradio": ("agent", 0),
+    "smolagents.gradio_ui.stream_to_gradio": ("agent", 0),
+}
 
 # Event listeners that register a function given by reference as a handler, by host: only in
 # a file that imports the host (the method names are common words). Gradio runs every event

@@ -268,6 +268,10 @@ class Model:
     dict_roles: dict[int, str] = field(default_factory=dict)  # id(cst.Dict) → its literal "role"
     is_streamlit: bool = False
     imports_django: bool = False
+    # ``from x import *`` somewhere: names this file never binds may still be defined
+    star_import: bool = False
+    # names bound by a relative import the project index cannot place (no ``imports`` entry)
+    unplaced_imports: set[str] = field(default_factory=set)
     # qualified names of the user's idempotency checks (``extend-idempotency-guards``)
     idempotency_guards: frozenset[str] = frozenset()
     # what the project index knows about the names this file imports from the project's own

@@ -15,11 +15,12 @@ import libcst as cst
 
 from .catalog import USER_RUN_METHODS, Entry, Kind
 from .catalog_data import DEPENDS
+from .entrypoints import AGENT_RUNNERS
 from .guards import serialised
 from .hosts import isolated, module_state, process_cache, reruns_per_session
 from .lifetimes import module_instances
 from .model import Arg, Binding, Call, Function, Model, analysis, fact_entry
-from .nodes import descendants, dotted
+from .nodes import descendants, dotted, token_text
 
 if TYPE_CHECKING:
     from ..project import Fact
@@ -332,31 +333,54 @@ def _unshadowed(model: Model, fn: Function | None, head: str) -> bool:
     return model.module_binding(head) is None
 
 
-def _member_texts(call: Call) -> list[str]:
+def _member_texts(model: Model, call: Call) -> list[str]:
     """The names among ``call``'s arguments, list and tuple elements included
-    (``Crew(agents=[planner, writer])``)."""
+    (``Crew(agents=[planner, writer])``), and the objects a pick from a local table may be
+    (``Crew(agents=[by_intent[intent]])``: every value of ``by_intent``)."""
     texts = []
     for arg in call.args:
         if arg.dotted:
             texts.append(arg.dotted)
         elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:
-            texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
+            for element in arg.node.elements:
+                if text := dotted(element.value):
+                    texts.append(text)
+                texts.extend(_picked_from_table(model, call.function, element.value))
+        texts.extend(_picked_from_table(model, call.function, arg.node))
     return texts
 
 
-def _texts(call: Call, shared: Shared) -> list[str]:
+def _picked_from_table(model: Model, fn: Function | None, node: cst.CSTNode) -> list[str]:
+    """``agents[intent]`` where ``agents`` is a dict literal bound in the same function (or the
+    module): the names of its values, any of which the pick may be. Taught by
+    feng20000308-stack/crewai-customer-service@0de1087fd4 customer_service.py:852-919 (four
+    module-level CrewAI agents picked per request by intent into a new Task and Crew)."""
+    if type(node) is not cst.Subscript or type(node.value) is not cst.Name:
+        return []
+    binding = model.local_binding(node.value.value, fn)
+    if binding is None or type(binding.value) is not cst.Dict:
+        return []
+    return [text for e in binding.value.elements if type(e) is cst.DictElement and (text := dotted(e.value))]
+
+
+def _texts(model: Model, call: Call, shared: Shared) -> list[str]:
     """The expressions in ``call`` that could be the shared object being run or mutated."""
     entry = shared.entry
     if entry is not None and entry.member_of:
         # handed to a container that runs it (the catalog's ``member_of``): building the container
         # per request is the use; an object stateless on its own has no other
-        members = _member_texts(call) if call.callee in entry.member_of else []
+        members = _member_texts(model, call) if call.callee in entry.member_of else []
         if entry.kind is Kind.STATELESS:
             return members
     else:
         members = []
     run_methods = set(entry.run_methods) if entry is not None else set(USER_RUN_METHODS)
     texts = members
+    runner = AGENT_RUNNERS.get(call.callee or "")
+    if runner is not None:  # ``stream_to_gradio(agent, task=...)`` runs ``agent``
+        handed = call.kw(runner[0]) or call.arg(str(runner[1]))
+        if handed is not None and handed.dotted:
+            texts.append(handed.dotted)
     if call.receiver and (shared.kind is Kind.MEMORY or call.method in run_methods):
         texts.append(call.receiver)
     if call.func and "__call__" in run_methods:
@@ -538,6 +562,9 @@ def _uses_by_key(model: Model) -> dict[str, list[Call]]:
                     texts.append(head)
             elif type(arg.node) is cst.List or type(arg.node) is cst.Tuple:  # ``Crew(agents=[a, b])``
                 texts.extend(text for e in arg.node.elements if (text := dotted(e.value)))
+                for e in arg.node.elements:
+                    texts.extend(_picked_from_table(model, fn, e.value))
+            texts.extend(_picked_from_table(model, fn, arg.node))
         keys: set[str] = set()
         for text in texts:
             keys |= _keys(model, call, text)
@@ -575,12 +602,87 @@ def uses_in_concurrent_code(model: Model, shared: Shared) -> list[Call]:
             if shared.fact is not None and shared.fact.role == "runner":
                 used = call.func == shared.name and _unshadowed(model, call.function, shared.name.split(".")[0])
             else:
-                used = any(_refers(model, call, shared, text) for text in _texts(call, shared))
+                used = any(_refers(model, call, shared, text) for text in _texts(model, call, shared))
             if used:
                 found.append(call)
+    if found and all(_never_overlaps(model, shared, call) for call in found):
+        return []
     if len(found) > 1:
         found.sort(key=model.order)
     return found
+
+
+# Wrappers that turn a synchronous callable into a coroutine function (``wrap(fn)(...)`` is a
+# coroutine) or call it in a worker thread and hand back a coroutine (``to_thread(fn, ...)``).
+COROUTINE_WRAPPERS = frozenset(
+    {
+        "chainlit.make_async",
+        "chainlit.sync.make_async",
+        "asyncer.asyncify",
+        "asgiref.sync.sync_to_async",
+        "asyncio.to_thread",
+        "anyio.to_thread.run_sync",
+    }
+)
+
+
+def _never_overlaps(model: Model, shared: Shared, call: Call) -> bool:
+    """A use of ``shared`` that no other run of it can overlap or inherit state from:
+
+    * a complete run of an agent whose run starts by clearing the state it keeps (the catalog's
+      ``resetting_run``: smolagents ``run(task)`` resets its memory unless ``reset=False``),
+      called synchronously inside an ``async def``: it holds the event loop until it returns, so
+      the next request's run starts after it ends and from a clean memory. Taught by
+      nick0918964388/smolagent@216cc34e14 chainlit_app.py:49 (a Chainlit ``@cl.on_message``
+      coroutine that calls ``manager_agent.run(...)``; bench/real-apps/labels-d.toml, near-miss);
+      a streaming run (``stream=True``: a generator iterated across awaits or yields) and a run
+      in a thread do overlap, and stay reported;
+    * the callable handed to a coroutine wrapper (``make_async(agent.run)(...)``, a coroutine)
+      that is the iterable of an ``async for``: ``async for`` needs an async iterator and raises
+      TypeError on a coroutine before the wrapped run starts, so that code never runs the agent.
+      Taught by nick0918964388/smolagent@216cc34e14 multi-agent/chainlit_app.py:40."""
+    if _iterated_coroutine(model, call):
+        return True
+    entry = shared.entry
+    fn = call.function
+    if entry is None or not entry.resetting_run or fn is None or not fn.is_async or call.awaited:
+        return False
+    if call.method not in entry.run_methods or any(_hands_off(c) for c in call.outer):
+        return False  # not a run, or one inside ``to_thread(lambda: agent.run(...))``: in a thread
+    if sum(1 for a in call.args if a.keyword is None) > 1 or any(a.star for a in call.args):
+        return False  # ``run(task, True)``: a streaming or a continued run, said positionally
+    reset, stream = entry.resetting_run
+    kept = call.kw(reset)
+    if kept is not None and token_text(kept.node) != "True":
+        return False  # ``reset=False`` (or a value decided at run time): it continues the last run
+    streamed = call.kw(stream)
+    return streamed is None or token_text(streamed.node) == "False"
+
+
+def _hands_off(call: Call) -> bool:
+    """A call that runs its argument somewhere else (a thread, an executor, a task)."""
+    last = (call.method or call.func or "").rsplit(".", 1)[-1]
+    return call.callee in COROUTINE_WRAPPERS or last in HAND_OFF_CALLS
+
+
+HAND_OFF_CALLS = frozenset(
+    {"run_in_executor", "submit", "map", "to_thread", "run_sync", "Thread", "Process", "create_task", "ensure_future"}
+)
+
+
+def _iterated_coroutine(model: Model, call: Call) -> bool:
+    """``async for x in make_async(agent.run)(...)``: ``call`` is the wrapper call whose result,
+    called, is the ``async for`` iterable (a coroutine, which ``async for`` refuses)."""
+    if call.callee not in COROUTINE_WRAPPERS or type(call.node) is not cst.Call:
+        return False
+    parent = next((c for c in reversed(call.outer) if type(c.node) is cst.Call and c.node.func is call.node), None)
+    if parent is None:
+        return False
+    for loop in parent.loops:
+        node = loop.node
+        if type(node) is cst.For and node.asynchronous is not None and node.iter is parent.node:
+            return True
+    return False
 
 
 def uses_through_history_getter(model: Model, memory: Shared) -> tuple[list[Call], str]:

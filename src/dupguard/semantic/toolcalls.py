@@ -26,13 +26,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .effects import ToolRef, name_effect
 from .guards import idempotent, is_guard_call, is_seen_test, runtime_receiver
 from .jobs import takes_jobs
-from .model import Call, Function, Loop, Model, analysis
+from .model import Call, Function, Loop, Model, analysis, string_value
 from .nodes import comparison_parts, descendants, dotted, dotted_names_in, names_in, token_text
 from .retries import _loop_targets, loop_iterable, reads_input
 from .runs import _last, direct_run, helper_runs, is_model_call, tool_execution
-from .vocabulary import BATCH_EXEC_RE, CAP_WORDS
+from .vocabulary import BATCH_EXEC_RE, BODY_NOISE, BODY_WRITE_METHODS, CAP_WORDS, MODEL_CALL_SUFFIXES
 
 
 @dataclass(eq=False)
@@ -274,11 +275,131 @@ def unbounded_tool_loops(model: Model) -> Iterator[ToolLoop]:
                 continue
             execution, what = call, run.what
             break
-        if execution is None:
+        if execution is None or _never_defined(model, execution):
             continue
         if any(_dedups_call(model, c) for c in inside) or _dedups(model, loop.function):
             continue
+        if _only_reads(model, _dispatched(model, execution)):
+            continue
         yield ToolLoop(loop, model_call, execution, what or "")
+
+
+# ----------------------------------------------------------------------------- what the loop runs
+
+
+def _never_defined(model: Model, call: Call) -> bool:
+    """Is the executor a bare name that nothing in the file defines (no ``def``, class, binding,
+    import, parameter or builtin of that name, and no ``import *``)? The loop raises NameError
+    before it runs a tool, so it replays nothing: a reference fragment, such as a notebook cell
+    that shows the loop of an earlier lesson without its tools. Taught by
+    bstraehle/ai-ml-dl@9f0a595f21 mcp/L5.ipynb cell 7 (``execute_tool`` is defined only in
+    mcp/L3.ipynb)."""
+    import builtins
+
+    name = call.func or ""
+    if not name.isidentifier() or call.callee is not None or model.star_import or hasattr(builtins, name):
+        return False
+    if name in model.imports or name in model.unplaced_imports or name in model.classes:
+        return False
+    if model.function_named(name, within=call.function):
+        return False
+    if model.local_binding(name, call.function) is not None or any(b.target == name for b in model.bindings):
+        return False
+    fn = call.function
+    while fn is not None:
+        if name in fn.params or name in fn.local_names or name in fn.global_names:
+            return False
+        fn = fn.parent
+    return True
+
+
+def _dispatched(model: Model, call: Call, depth: int = 0) -> list[ToolRef] | None:
+    """The tools a tool execution can run, when the code says all of them: the entries of the
+    module-level dispatch table it indexes (``TOOLS[name](**args)``, ``fn = TOOLS[name]; fn(...)``,
+    ``TOOLS.get(name)``), followed through the module-local helper that does the indexing
+    (``handle_tool_calls(calls, messages)``, ``execute_tool(name, args)``). None when any part
+    cannot be followed (a parameter, an import, a table built at run time)."""
+    if depth > 2:
+        return None
+    what = tool_execution(model, call)
+    if what is not None:
+        table = _table_name(call, what)
+        if table is not None:
+            return _table_tools(model, table, call.function)
+    helper = model.called_function(call)
+    if helper is None or helper is call.function:
+        return None
+    found: list[ToolRef] = []
+    for inner in helper.calls:
+        if inner.function is not helper or tool_execution(model, inner) is None:
+            continue
+        tools = _dispatched(model, inner, depth + 1)
+        if tools is None:
+            return None
+        found += tools
+    return found or None
+
+
+def _table_name(call: Call, what: str) -> str | None:
+    func = call.func or ""
+    if func.endswith("[]") and "(" not in func:
+        return func[:-2]
+    _, bar, picked = what.partition("|")  # "fn|TOOLS[...]", "fn|TOOLS.get(...)"
+    if bar:
+        return picked.removesuffix("[...]").removesuffix(".get(...)")
+    return None
+
+
+def _table_tools(model: Model, table: str, scope: Function | None) -> list[ToolRef] | None:
+    """``{"lookup_sales_data": lookup_sales_data, ...}``: one tool per entry, named by its key,
+    implemented by the module's function of that name."""
+    binding = model.local_binding(table, scope) if "." not in table else None
+    if binding is None or type(binding.value) is not cst.Dict:
+        return None
+    out: list[ToolRef] = []
+    for element in binding.value.elements:
+        key = string_value(getattr(element, "key", None))
+        value = getattr(element, "value", None)
+        if not isinstance(key, str) or type(value) is not cst.Name:
+            return None  # ``**more``, a computed key, a lambda: not all of them are known
+        out.append(ToolRef(key, model.function_named(value.value, within=binding.function), value))
+    return out
+
+
+def _only_reads(model: Model, tools: list[ToolRef] | None) -> bool:
+    """Does every tool only read? Its name says so (``lookup_…``, ``search_…``, the effect
+    vocabulary of ``semantic.effects``), or, for a name with no known verb, its body makes no
+    write: no write call (``semantic.effects``: ``requests.post``, a verb that makes something new;
+    ``text.replace(...)`` is no write), and the module's helpers it calls make none either (a model
+    call is an answer, not a side effect). A name that says it sets a state (``restart_service``,
+    ``update_…``) is not a read: a stuck model repeats the restart. A tool the code does not show
+    is not known to read."""
+    if not tools:
+        return False
+    for tool in tools:
+        effect = name_effect(tool.name) if tool.name else None
+        if effect is None and tool.function is not None:
+            effect = "write" if _body_writes(model, tool.function, 0) else "read"
+        if effect != "read":
+            return False
+    return True
+
+
+def _body_writes(model: Model, fn: Function, depth: int) -> bool:
+    if depth > 3:
+        return True
+    for call in fn.calls:
+        if call.function is not fn or (call.func or "").endswith(MODEL_CALL_SUFFIXES):
+            continue
+        helper = model.called_function(call)
+        if helper is not None and helper is not fn:
+            if _body_writes(model, helper, depth + 1):
+                return True
+            continue
+        last = call.method or (call.func or "").rsplit(".", 1)[-1]
+        if last in BODY_WRITE_METHODS or (last not in BODY_NOISE and name_effect(last) == "write"):
+            return True
+    return False
 
 
 _BUDGET_WORDS = ("budget", "quota", "remaining", "exhausted", "allowance", "credits", "limit", "left")

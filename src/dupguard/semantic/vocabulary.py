@@ -543,6 +543,13 @@ OVERWRITE_STEMS = frozenset(
         "mark",
     }
 )
+# Storage verbs that set a state when their object is a place (``save_profile``, ``write_file``)
+# but make something new when it is a thing each call adds: ``save_email_draft`` appends a new
+# draft (an IMAP APPEND) on every run. Taught by Inventora-Digital/crewai-gmail-automation@
+# e79fe56c77 src/gmail_crew_ai/tools/gmail_tools.py:264 (SaveDraftTool, bench/real-apps/labels-d.toml).
+STORING_STEMS = frozenset({"sav", "writ"})
+# Things each call of a storing verb adds rather than sets (the stems of ``runtime.similarity``).
+ADDED_THINGS = frozenset({"draft", "messag", "email", "mail", "comment", "note", "post", "ticket", "repli", "reply"})
 # Verbs whose every run makes something new (an HTTP POST, a message, money moved, a booking),
 # beyond the runtime's list.
 MORE_WRITE_STEMS = frozenset(

@@ -232,16 +232,23 @@ def _suspends(node: cst.CSTNode, model: Model | None = None, depth: int = 0) -> 
 
 
 def _never_suspends(model: Model, awaited: cst.Await, depth: int) -> bool:
-    """Is ``await f(...)`` a call of a module-local ``async def`` that never suspends itself?"""
+    """Is ``await f(...)`` a call of an ``async def`` that never suspends itself: one of this module,
+    or one another module of the project defines (``project.NEVER_SUSPENDS``)?"""
     import libcst as cst
 
     if depth > 3 or type(awaited.expression) is not cst.Call:
         return False
     call = model.call_for_node(awaited.expression)
-    fn = model.called_function(call) if call is not None else None
-    if fn is None or not fn.is_async:
-        return False
     if any(isinstance(arg.value, cst.Await) for arg in awaited.expression.args):
+        return False
+    fn = model.called_function(call) if call is not None else None
+    if fn is None:
+        # a coroutine function of another module of the project (the project index's fact)
+        from ...project import NEVER_SUSPENDS
+
+        fact = model.project.get(call.callee) if model.project is not None and call is not None else None
+        return fact is not None and fact.role == NEVER_SUSPENDS
+    if not fn.is_async:
         return False
     return _suspends(fn.node.body, model, depth + 1) is None
 
