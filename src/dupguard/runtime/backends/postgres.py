@@ -87,6 +87,9 @@ __all__ = ["PostgresBackend", "schema_sql"]
 
 DEFAULT_TABLE = "dupguard"
 
+# the values PostgreSQL accepts for synchronous_commit (PostgresBackend(synchronous_commit=...))
+SYNCHRONOUS_COMMIT = ("on", "off", "local", "remote_write", "remote_apply")
+
 # statement_timestamp(): the server's clock, fixed for the whole statement (now() would be the
 # start of an enclosing transaction, and clock_timestamp() moves while the statement runs)
 _NOW = "statement_timestamp()"
@@ -145,90 +148,112 @@ CREATE TABLE IF NOT EXISTS {n.counters} (
 
 
 class _Queries:
-    """Every statement, for one pair of tables."""
+    """Every statement, for one pair of tables.
 
-    def __init__(self, n: _Names) -> None:
+    Parameters are positional (``%s``, in the order each operation passes them). ``sync`` is
+    the backend's ``synchronous_commit``: ``None`` leaves the statements as they are (the
+    server's setting decides); a value makes every write statement call
+    ``set_config('synchronous_commit', <value>, true)`` itself. ``is_local = true`` scopes the
+    setting to the statement's own transaction, which commits right after it: a connection
+    borrowed from the application's pool is never left changed, and no extra round trip is
+    needed (a ``SET LOCAL`` would need its own ``BEGIN``/``COMMIT``).
+    """
+
+    def __init__(self, n: _Names, sync: str | None = None) -> None:
         rec, ctr = n.records, n.counters
-        self.exists = "SELECT to_regclass(%(records)s) IS NOT NULL AND to_regclass(%(counters)s) IS NOT NULL"
-        self.exists_params = {"records": rec, "counters": ctr}
+        self.exists = "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
+        self.exists_params = (rec, ctr)
         # one statement (a DO block is one implicit transaction): the advisory lock keeps
         # processes that create the tables at the same moment from colliding in pg_type
         ddl = schema_sql(n.table, n.schema)
         self.create = f"DO $dupguard$ BEGIN PERFORM pg_advisory_xact_lock({n.lock_id});\n{ddl}END $dupguard$"
-        cols = "state, fence, {rem}, {live}, payload, result, owner"
+        # a write's source row: VALUES by default; with a synchronous_commit of the backend's
+        # own, the one row of the CTE that sets it, so the setting is applied before the write
+        cfg = f"cfg AS (SELECT set_config('synchronous_commit', '{sync}', true))" if sync else ""
+        with_cfg = f"WITH {cfg}\n" if sync else ""
+
+        def row(*values: str) -> str:
+            return f"SELECT {', '.join(values)} FROM cfg" if sync else f"VALUES ({', '.join(values)})"
+
+        lease_end = f"{_NOW} + %s::bigint * interval '1 microsecond'"
+        # claim (key, key, lease µs, payload, token). A free key is taken by the INSERT, which
+        # returns only the fence: the caller knows the rest (the lease it asked for, its own
+        # payload). A live record is not written at all and comes back from the snapshot read
+        # with what the caller needs to answer done or busy. Rows: (fence, NULL, …) when taken;
+        # (fence, state, remaining µs, live, payload, result) otherwise; none when the row
+        # changed between the snapshot and the insert (run the statement again).
         self.claim = f"""
-WITH cur AS (
-    SELECT state, fence, expires_at, payload, result, owner FROM {rec} WHERE key = %(key)s
+WITH {cfg + ", " if sync else ""}cur AS (
+    SELECT state, fence, expires_at, payload, result FROM {rec} WHERE key = %s
 ), ins AS (
     INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
-    SELECT %(key)s, 'pending', {_NOW_US}, {_NOW} + %(lease)s::bigint * interval '1 microsecond',
-           %(payload)s::text, NULL, %(token)s::text
+    SELECT %s, 'pending', {_NOW_US}, {lease_end}, %s::text, NULL, %s::text{" FROM cfg" if sync else ""}
     WHERE NOT EXISTS (SELECT 1 FROM cur WHERE cur.expires_at > {_NOW})
     ON CONFLICT (key) DO UPDATE SET
         state = 'pending', fence = greatest(r.fence + 1, excluded.fence), expires_at = excluded.expires_at,
         payload = excluded.payload, result = NULL, owner = excluded.owner
     WHERE r.expires_at <= {_NOW}
-    RETURNING r.state, r.fence, r.expires_at, r.payload, r.result, r.owner
+    RETURNING r.fence
 )
-SELECT {cols.format(rem=_remaining("expires_at"), live="true")} FROM ins
+SELECT fence, NULL::text, NULL::bigint, NULL::boolean, NULL::text, NULL::text FROM ins
 UNION ALL
-SELECT {cols.format(rem=_remaining("expires_at"), live=f"expires_at > {_NOW}")} FROM cur
+SELECT fence, state, {_remaining("expires_at")}, expires_at > {_NOW}, payload, result FROM cur
 WHERE NOT EXISTS (SELECT 1 FROM ins)
 """
-        # complete / renew land when the record is free, or pending under the caller's fence
+        # complete (key, fence, ttl µs, result) / renew (key, fence, lease µs) land when the
+        # record is free, or pending under the caller's fence; the row count says whether they did
         ok = f"r.expires_at <= {_NOW} OR (r.state = 'pending' AND r.fence = excluded.fence)"
-        self.complete = f"""
+        self.complete = f"""{with_cfg}
 INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
-VALUES (%(key)s, 'done', %(fence)s::bigint, {_NOW} + %(ttl)s::bigint * interval '1 microsecond', NULL,
-        %(result)s::text, NULL)
+{row("%s", "'done'", "%s::bigint", lease_end, "NULL", "%s::text", "NULL")}
 ON CONFLICT (key) DO UPDATE SET
     state = 'done', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
     fence = excluded.fence, expires_at = excluded.expires_at, result = excluded.result, owner = NULL
 WHERE {ok}
-RETURNING r.fence
 """
-        self.renew = f"""
+        self.renew = f"""{with_cfg}
 INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
-VALUES (%(key)s, 'pending', %(fence)s::bigint, {_NOW} + %(lease)s::bigint * interval '1 microsecond', NULL,
-        NULL, NULL)
+{row("%s", "'pending'", "%s::bigint", lease_end, "NULL", "NULL", "NULL")}
 ON CONFLICT (key) DO UPDATE SET
     state = 'pending', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
     owner = CASE WHEN r.fence = excluded.fence THEN r.owner END,
     fence = excluded.fence, expires_at = excluded.expires_at, result = NULL
 WHERE {ok}
-RETURNING r.fence
 """
-        # a released record keeps its fence (the floor for the next claim) and ends long ago
-        self.release = f"""
-UPDATE {rec} SET state = 'released', expires_at = {_RELEASED}, owner = NULL
-WHERE key = %(key)s AND state = 'pending' AND fence = %(fence)s::bigint
-RETURNING fence
+        # release (key, fence): a released record keeps its fence (the floor for the next
+        # claim) and ends long ago
+        self.release = f"""{with_cfg}
+UPDATE {rec} SET state = 'released', expires_at = {_RELEASED}, owner = NULL{" FROM cfg" if sync else ""}
+WHERE key = %s AND state = 'pending' AND fence = %s::bigint
 """
+        # get (key)
         self.get = f"""
 SELECT state, fence, {_remaining("expires_at")}, expires_at > {_NOW}, payload, result
-FROM {rec} WHERE key = %(key)s
+FROM {rec} WHERE key = %s
 """
-        self.incr = f"""
+        # incr (key, amount, ttl µs or NULL)
+        self.incr = f"""{with_cfg}
 INSERT INTO {ctr} AS c (key, value, expires_at)
-VALUES (%(key)s, %(amount)s::bigint, {_NOW} + %(ttl)s::bigint * interval '1 microsecond')
+{row("%s", "%s::bigint", f"{_NOW} + %s::bigint * interval '1 microsecond'")}
 ON CONFLICT (key) DO UPDATE SET
     value = CASE WHEN c.expires_at <= {_NOW} THEN excluded.value ELSE c.value + excluded.value END,
     expires_at = CASE WHEN c.expires_at <= {_NOW} THEN excluded.expires_at ELSE c.expires_at END
 RETURNING value
 """
-        # expired rows, a batch at a time; the outer condition is checked again on the newest
-        # row version, so a row taken over meanwhile is never deleted
+        # expired rows, a batch at a time (limit); the outer condition is checked again on the
+        # newest row version, so a row taken over meanwhile is never deleted
         self.sweep_records = f"""
 WITH gone AS (
     DELETE FROM {rec} WHERE expires_at <= {_NOW} AND ctid = ANY(ARRAY(
-        SELECT ctid FROM {rec} WHERE expires_at <= {_NOW} LIMIT %(limit)s::bigint))
+        SELECT ctid FROM {rec} WHERE expires_at <= {_NOW} LIMIT %s::bigint))
     RETURNING 1
 ) SELECT count(*) FROM gone
 """
         self.sweep_counters = self.sweep_records.replace(rec, ctr)
 
 
-Op = Generator[tuple[str, Any], list, Any]
+# an operation yields (sql, params, rows): rows=True receives the rows, False the row count
+Op = Generator[tuple[str, Any, bool], Any, Any]
 
 _MAX_RETRIES = 100  # a statement that keeps meeting concurrent commits (never seen in practice)
 
@@ -243,7 +268,10 @@ class PostgresBackend(Backend):
     ``connect_timeout`` and ``statement_timeout`` (seconds) apply to the connections the
     backend opens from a DSN; ``max_idle`` is how many of those it keeps open between calls.
     ``sweep_every`` is the number of claims between two deletions of a batch of expired rows
-    (0: never; run :meth:`cleanup` yourself).
+    (0: never; run :meth:`cleanup` yourself). ``synchronous_commit`` (``None``: the server's
+    setting, durable by default) sets PostgreSQL's ``synchronous_commit`` for the backend's
+    own writes, on every kind of connection: ``"off"`` answers before the WAL flush, so a
+    crash of the *server* can forget the last claims and completions (docs/runtime.md).
     """
 
     def __init__(
@@ -257,15 +285,22 @@ class PostgresBackend(Backend):
         statement_timeout: float | None = 10.0,
         max_idle: int = 32,
         sweep_every: int = 10_000,
+        synchronous_commit: str | None = None,
     ) -> None:
+        if synchronous_commit is not None and synchronous_commit not in SYNCHRONOUS_COMMIT:
+            raise ValueError(
+                f"synchronous_commit must be None (the server's setting) or one of "
+                f"{', '.join(SYNCHRONOUS_COMMIT)}, not {synchronous_commit!r}"
+            )
         try:
             import psycopg
         except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
             raise ImportError("PostgresBackend needs psycopg 3: pip install 'dupguard[postgres]'") from exc
         self._psycopg = psycopg
         self._names = _Names(table, schema)
-        self._q = _Queries(self._names)
+        self._q = _Queries(self._names, synchronous_commit)
         self.table, self.schema, self.create = table, schema, create
+        self.synchronous_commit = synchronous_commit
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
         self.max_idle = max_idle
@@ -283,6 +318,7 @@ class PostgresBackend(Backend):
         self._idle: list = []
         self._idle_lock = threading.Lock()
         self._conn_lock = threading.Lock()
+        self._conn_cur: Any = None  # the cursor on a shared psycopg.Connection
         self._alock: asyncio.Lock | None = None  # created on the async connection's loop
         self._pid = os.getpid()
         psycopg_pool: Any
@@ -350,13 +386,28 @@ class PostgresBackend(Backend):
             return False
 
     def _take(self) -> Any:
+        """A cursor on a connection for one call: the connection is ``cursor.connection``.
+
+        The connections the backend opens keep one cursor each for their whole life (a call
+        creates no cursor); a borrowed pool connection gets a new one per call."""
         if self._closed:
             raise StoreError("PostgresBackend is closed")
         if self._conn is not None:
             self._conn_lock.acquire()
-            return self._conn
+            try:
+                if self._conn_cur is None:
+                    self._conn_cur = self._conn.cursor()
+            except BaseException:
+                self._conn_lock.release()
+                raise
+            return self._conn_cur
         if self._pool is not None:
-            return self._pool.getconn()
+            conn = self._pool.getconn()
+            try:
+                return conn.cursor()
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
         if self._async is not None:
             raise TypeError(
                 "this PostgresBackend wraps an async connection or pool: use the async methods "
@@ -367,16 +418,17 @@ class PostgresBackend(Backend):
             if pid != self._pid:  # a forked child: the parent's sockets are not ours to use
                 self._idle, self._pid = [], pid  # (psycopg does not close them on collection)
             while self._idle:
-                conn = self._idle.pop()
-                if not self._hung_up(conn):
-                    return conn
-                conn.close()
-        return self._open()
+                cur = self._idle.pop()
+                if not self._hung_up(cur.connection):
+                    return cur
+                cur.connection.close()
+        return self._open().cursor()
 
-    def _give(self, conn: Any) -> None:
+    def _give(self, cur: Any) -> None:
         if self._conn is not None:
             self._conn_lock.release()
             return
+        conn = cur.connection
         if self._pool is not None:
             self._pool.putconn(conn)  # the pool discards broken connections itself
             return
@@ -386,7 +438,7 @@ class PostgresBackend(Backend):
             return
         with self._idle_lock:
             if len(self._idle) < self.max_idle:
-                self._idle.append(conn)
+                self._idle.append(cur)
                 return
         conn.close()
 
@@ -395,17 +447,18 @@ class PostgresBackend(Backend):
         with self._idle_lock:
             idle, self._idle = self._idle, []
         if os.getpid() == self._pid:
-            for conn in idle:
-                conn.close()
+            for cur in idle:
+                cur.connection.close()
 
     # ------------------------------------------------------------------ execution
     def _fail(self, what: str, exc: BaseException) -> StoreError:
         detail = " ".join(str(exc).split()) or type(exc).__name__
         return StoreError(f"postgres {what} failed: {detail}")
 
-    def _statement(self, conn: Any, sql: str, params: Any) -> list:
+    def _statement(self, cur: Any, sql: str, params: Any, rows: bool) -> Any:
+        conn = cur.connection
         if conn.autocommit:
-            cur = conn.execute(sql, params)
+            cur.execute(sql, params)
         else:
             if conn.info.transaction_status != self._psycopg.pq.TransactionStatus.IDLE:
                 raise StoreError(
@@ -413,28 +466,27 @@ class PostgresBackend(Backend):
                     "commit on their own (use an autocommit connection or a pool)"
                 )
             with conn.transaction():
-                cur = conn.execute(sql, params)
-        # every statement but the DDL returns rows (cur.description would build column objects)
-        return [] if sql is self._q.create else cur.fetchall()
+                cur.execute(sql, params)
+        return cur.fetchall() if rows else cur.rowcount
 
     def _run(self, what: str, op: Op, *, ensure: bool = True) -> Any:
-        conn = None
+        cur = None
         try:
-            conn = self._take()
+            cur = self._take()
             if ensure and not self._ready:
-                self._drive(conn, self._ensure())
-            return self._drive(conn, op)
+                self._drive(cur, self._ensure())
+            return self._drive(cur, op)
         except self._psycopg.Error as exc:
             raise self._fail(what, exc) from exc
         finally:
-            if conn is not None:
-                self._give(conn)
+            if cur is not None:
+                self._give(cur)
 
-    def _drive(self, conn: Any, op: Op) -> Any:
+    def _drive(self, cur: Any, op: Op) -> Any:
         try:
             step = next(op)
             while True:
-                step = op.send(self._statement(conn, *step))
+                step = op.send(self._statement(cur, *step))
         except StopIteration as done:
             return done.value
 
@@ -463,54 +515,55 @@ class PostgresBackend(Backend):
                 raise self._fail(what, exc) from exc
 
     async def _aops(self, conn: Any, op: Op) -> Any:
+        cur = conn.cursor()
         if not self._ready:
-            await self._adrive(conn, self._ensure())
-        return await self._adrive(conn, op)
+            await self._adrive(cur, self._ensure())
+        return await self._adrive(cur, op)
 
-    async def _adrive(self, conn: Any, op: Op) -> Any:
+    async def _adrive(self, cur: Any, op: Op) -> Any:
         psycopg = self._psycopg
+        conn = cur.connection
         try:
-            sql, params = next(op)
+            sql, params, rows = next(op)
             while True:
                 if conn.autocommit:
-                    cur = await conn.execute(sql, params)
+                    await cur.execute(sql, params)
                 else:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                         raise StoreError("PostgresBackend was given a connection inside a transaction")
                     async with conn.transaction():
-                        cur = await conn.execute(sql, params)
-                rows = [] if sql is self._q.create else await cur.fetchall()
-                sql, params = op.send(rows)
+                        await cur.execute(sql, params)
+                sql, params, rows = op.send(await cur.fetchall() if rows else cur.rowcount)
         except StopIteration as done:
             return done.value
 
     # ------------------------------------------------------------------ operations
-    # Each operation is a generator: it yields (sql, params) and receives the rows, so the
-    # sync and the async drivers run the very same logic.
+    # Each operation is a generator: it yields (sql, params, rows) and receives the rows (or,
+    # for rows=False, the row count), so the sync and the async drivers run the very same logic.
     def _ensure(self) -> Op:
-        (ok,) = (yield self._q.exists, self._q.exists_params)[0]
+        (ok,) = (yield self._q.exists, self._q.exists_params, True)[0]
         if not ok:
             if not self.create:
                 raise StoreError(
                     f"table {self._names.records} or {self._names.counters} does not exist: create them with "
                     "`python -m dupguard.runtime init-postgres DSN` (or let PostgresBackend(create=True) do it)"
                 )
-            yield self._q.create, None
+            yield self._q.create, None, False
         self._ready = True
 
     def _create_op(self) -> Op:
-        yield self._q.create, None
+        yield self._q.create, None, False
         self._ready = True
 
     def _claim_op(self, key: str, lease: float, payload: str | None) -> Op:
-        token = secrets.token_hex(8)
-        params = {"key": key, "lease": duration_us(lease, "lease"), "payload": payload, "token": token}
+        lease_us = duration_us(lease, "lease")
+        params = (key, key, lease_us, payload, secrets.token_hex(8))
         for _ in range(_MAX_RETRIES):
-            rows = yield self._q.claim, params
+            rows = yield self._q.claim, params, True
             if rows:
-                state, fence, remaining, live, stored_payload, result, owner = rows[0]
-                if state == "pending" and owner == token:
-                    return Claim("acquired", fence, _seconds(remaining), stored_payload)
+                fence, state, remaining, live, stored_payload, result = rows[0]
+                if state is None:  # ours: the lease we asked for, from the server's clock, with our payload
+                    return Claim("acquired", fence, _seconds(lease_us), payload)
                 if live and state == "done":
                     return Claim("done", fence, _seconds(remaining), stored_payload, decode_result(result))
                 if live:
@@ -519,23 +572,23 @@ class PostgresBackend(Backend):
         raise StoreError(f"postgres claim of {key!r} kept meeting concurrent changes")
 
     def _complete_op(self, key: str, fence: int, text: str, ttl: float) -> Op:
-        if (yield self._q.complete, {"key": key, "fence": fence, "ttl": duration_us(ttl, "ttl"), "result": text}):
+        if (yield self._q.complete, (key, fence, duration_us(ttl, "ttl"), text), False):
             return
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         if rows and rows[0][0] == "done" and rows[0][1] == fence:
             return  # already completed under this fence: a retried complete
         raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
 
     def _renew_op(self, key: str, fence: int, lease: float) -> Op:
-        if (yield self._q.renew, {"key": key, "fence": fence, "lease": duration_us(lease, "lease")}):
+        if (yield self._q.renew, (key, fence, duration_us(lease, "lease")), False):
             return lease
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
 
     def _release_op(self, key: str, fence: int) -> Op:
-        if (yield self._q.release, {"key": key, "fence": fence}):
+        if (yield self._q.release, (key, fence), False):
             return True
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         if rows:
             state, got, _remaining_us, live, _payload, _result = rows[0]
             if got != fence and live:
@@ -543,7 +596,7 @@ class PostgresBackend(Backend):
         return False
 
     def _get_op(self, key: str) -> Op:
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         if not rows or not rows[0][3]:
             return None
         state, fence, remaining, _live, payload, result = rows[0]
@@ -551,14 +604,14 @@ class PostgresBackend(Backend):
 
     def _incr_op(self, key: str, amount: int, ttl: float | None) -> Op:
         ttl_us = None if ttl is None else duration_us(ttl, "ttl")
-        ((value,),) = yield self._q.incr, {"key": key, "amount": amount, "ttl": ttl_us}
+        ((value,),) = yield self._q.incr, (key, amount, ttl_us), True
         return value
 
     def _sweep_op(self, limit: int, everything: bool) -> Op:
         total = 0
         for sql in (self._q.sweep_records, self._q.sweep_counters):
             while True:
-                ((n,),) = yield sql, {"limit": limit}
+                ((n,),) = yield sql, (limit,), True
                 total += n
                 if n < limit or not everything:
                     break
