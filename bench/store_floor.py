@@ -162,8 +162,9 @@ UPSERT = (
 
 def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
     conn = psycopg.connect(dsn, autocommit=True)
-    version = conn.execute("SHOW server_version").fetchone()[0]
-    sync = conn.execute("SHOW synchronous_commit").fetchone()[0]
+    version, sync = (
+        str((conn.execute(f"SHOW {name}").fetchone() or ("?",))[0]) for name in ("server_version", "synchronous_commit")
+    )
     off = psycopg.connect(dsn, autocommit=True)  # floor (c): the same upserts, not waiting for the flush
     off.execute("SET synchronous_commit = off")
     floor_table = f"floor_{uuid.uuid4().hex[:8]}"

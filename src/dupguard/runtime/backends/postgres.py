@@ -5,16 +5,17 @@ usually already runs. Every operation is **one SQL statement** in its own transa
 
 ``claim``
     a statement whose ``INSERT … ON CONFLICT (key) DO UPDATE … WHERE <the record is free>
-    RETURNING`` takes the key, and whose snapshot read of the same row answers ``done`` or
-    ``busy`` when it does not (a live record is not written at all, so replaying a completed
-    key is a plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest
+    RETURNING`` takes the key (returning only the fence: the caller knows the lease it asked
+    for and its payload), and whose snapshot read of the same row answers ``done`` or ``busy``
+    when it does not (a live record is not written at all, so replaying a completed key is a
+    plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest
     committed version of the row, under its row lock: two claimants never both win. If the
     row changed between the statement's snapshot and its insert (another claimant committed
     in between), the statement returns nothing and is simply run again.
 ``complete`` / ``renew`` / ``release``
     one ``INSERT … ON CONFLICT … DO UPDATE … WHERE`` (``UPDATE … WHERE`` for release) that
-    only lands when the record is free or still pending under the caller's fence; when it does
-    not land, a second read tells a retried completion (our own ``done``) from a fenced-out
+    only lands when the record is free or still pending under the caller's fence (its row
+    count says whether it did; nothing is read back); when it does not land, a second read tells a retried completion (our own ``done``) from a fenced-out
     owner (``LeaseLost``). That second statement is only ever needed on those rare paths.
 
 Times are the **server's clock** (``statement_timestamp()``): lease ends and fences are
@@ -28,7 +29,11 @@ Durability is PostgreSQL's: a claim or completion that returned has been committ
 server's default ``synchronous_commit = on`` it survives a crash of the server), and one that
 raised ``StoreError`` because the server died was either committed (the record is pending and
 its lease runs out) or not made at all. A restarted server therefore never forgets a completed
-key and never hands out a claim twice.
+key and never hands out a claim twice. ``synchronous_commit="off"`` is the user's choice to
+answer before the WAL flush (each write statement calls ``set_config('synchronous_commit',
+'off', true)``, local to its own transaction, so no extra round trip and no connection left
+changed): a crash of the *server* can then forget the claims and completions of its last few
+hundred milliseconds, and those keys can run again; a crash of a client loses nothing.
 
 Expired rows are not needed (fences are seeded from the clock), and are deleted in small
 batches every ``sweep_every`` claims, or all at once by :meth:`PostgresBackend.cleanup` /
@@ -37,8 +42,9 @@ batches every ``sweep_every`` claims, or all at once by :meth:`PostgresBackend.c
 Connections: ``PostgresBackend`` takes
 
 * a DSN (``"postgresql://user@host/db"`` or ``"host=… dbname=…"``): the backend opens
-  autocommit connections itself and keeps up to ``max_idle`` of them between calls; each
-  thread takes one for the length of a call, so any number of threads can share the backend;
+  autocommit connections itself and keeps up to ``max_idle`` of them between calls, each with
+  one cursor for its whole life (a call creates none); each thread takes one for the length of
+  a call, so any number of threads can share the backend;
 * a connection factory (any callable returning a new ``psycopg.Connection``), used the same
   way, for connections the application configures (SSL, ``prepare_threshold=None`` behind
   PgBouncer, …);
