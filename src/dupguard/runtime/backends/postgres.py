@@ -103,6 +103,20 @@ _NOW_US = f"(extract(epoch FROM {_NOW}) * 1000000)::bigint"
 _RELEASED = "'epoch'::timestamptz"  # the end of a released record: long past
 
 
+# a new value in every forked child, so a backend notices it was forked without a getpid()
+# system call per call (the connections it opened in the parent are not the child's to use)
+_forks = 0
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork
+    os.register_at_fork(after_in_child=_forked)
+
+
 def _remaining(column: str) -> str:
     return f"(extract(epoch FROM ({column} - {_NOW})) * 1000000)::bigint"
 
@@ -326,7 +340,7 @@ class PostgresBackend(Backend):
         self._conn_lock = threading.Lock()
         self._conn_cur: Any = None  # the cursor on a shared psycopg.Connection
         self._alock: asyncio.Lock | None = None  # created on the async connection's loop
-        self._pid = os.getpid()
+        self._forks = _forks
         psycopg_pool: Any
         try:
             import psycopg_pool
@@ -419,10 +433,9 @@ class PostgresBackend(Backend):
                 "this PostgresBackend wraps an async connection or pool: use the async methods "
                 "(aclaim, acomplete, …) or give it a DSN, a connection or a pool"
             )
-        pid = os.getpid()
         with self._idle_lock:
-            if pid != self._pid:  # a forked child: the parent's sockets are not ours to use
-                self._idle, self._pid = [], pid  # (psycopg does not close them on collection)
+            if self._forks != _forks:  # a forked child: the parent's sockets are not ours to use
+                self._idle, self._forks = [], _forks  # (psycopg does not close them on collection)
             while self._idle:
                 cur = self._idle.pop()
                 if not self._hung_up(cur.connection):
@@ -438,8 +451,8 @@ class PostgresBackend(Backend):
         if self._pool is not None:
             self._pool.putconn(conn)  # the pool discards broken connections itself
             return
-        if conn.closed or conn.broken or self._closed or os.getpid() != self._pid:
-            if not conn.closed and os.getpid() == self._pid:
+        if conn.closed or conn.broken or self._closed or self._forks != _forks:
+            if not conn.closed and self._forks == _forks:
                 conn.close()
             return
         with self._idle_lock:
@@ -452,7 +465,7 @@ class PostgresBackend(Backend):
         self._closed = True
         with self._idle_lock:
             idle, self._idle = self._idle, []
-        if os.getpid() == self._pid:
+        if self._forks == _forks:
             for cur in idle:
                 cur.connection.close()
 
