@@ -23,8 +23,9 @@ Per call, one client, one connection, loopback TCP:
   the WAL flush: a crash of the server can forget the last claims, docs/runtime.md) against
   (a) and (c).
 
-Rounds alternate the floor and the measured operation; a ratio is the median of the
-per-round ratios, so load from other processes on the machine hits both sides alike.
+Within each round the floor and the measured operation alternate every ten calls; a ratio is
+the median of the per-round ratios, so load from other processes on the machine (and a slow
+disk flush) hits both sides alike.
 
 Throughput: ``--clients`` processes, each with its own backend, doing claim + complete on new
 keys for ``--seconds``, against the same number of processes doing the floor's pairs (for
@@ -63,22 +64,35 @@ import redis
 from dupguard.runtime import PostgresBackend, RedisBackend
 from dupguard.runtime.backends.redis import _SHA
 
+CHUNK = 10  # calls of one side before the other side's turn, within a round
 
-def paired(floor: Callable[[], float], measured: Callable[[], float], rounds: int) -> tuple[float, float, float]:
-    """(median ratio, median floor s, median measured s) over alternating rounds."""
+
+def paired(
+    floor: Callable[[], Callable[[int], object]], measured: Callable[[], Callable[[int], object]], rounds: int, n: int
+) -> tuple[float, float, float]:
+    """(median ratio, median floor s, median measured s) per call over ``rounds`` rounds.
+
+    Each round makes a fresh pair of callables (new keys) and runs ``n`` calls of each,
+    alternating ``CHUNK`` calls of the floor with ``CHUNK`` of the measured operation, so that
+    a burst of load from other processes (or a slow disk flush) lands on both sides alike."""
     ratios, floors, values = [], [], []
     for _ in range(rounds):
-        f = floor()
-        m = measured()
-        ratios.append(m / f)
-        floors.append(f)
-        values.append(m)
+        f, m = floor(), measured()
+        f_total = m_total = 0.0
+        for start in range(0, n, CHUNK):
+            count = min(CHUNK, n - start)
+            f_total += timed(f, count, start) * count
+            m_total += timed(m, count, start) * count
+        ratios.append(m_total / f_total)
+        floors.append(f_total / n)
+        values.append(m_total / n)
     return statistics.median(ratios), statistics.median(floors), statistics.median(values)
 
 
-def timed(fn: Callable[[int], object], n: int) -> float:
+def timed(fn: Callable[[int], object], n: int, first: int = 0) -> float:
+    """Seconds per call of ``fn(i)`` for ``i`` in ``first .. first + n - 1``."""
     start = time.perf_counter()
-    for i in range(n):
+    for i in range(first, first + n):
         fn(i)
     return (time.perf_counter() - start) / n
 
@@ -127,21 +141,17 @@ def redis_rows(url: str, n: int, rounds: int) -> list[tuple[str, tuple[float, fl
     rows = [
         (
             "claim+complete",
-            paired(lambda: timed(pings, n), lambda: timed(claim_complete(keys.prefix()), n), rounds),
+            paired(lambda: pings, lambda: claim_complete(keys.prefix()), rounds, n),
             "2 x PING",
         ),
         (
             "claim+complete vs its EVALSHAs by hand",
-            paired(lambda: timed(by_hand(keys.prefix()), n), lambda: timed(claim_complete(keys.prefix()), n), rounds),
+            paired(lambda: by_hand(keys.prefix()), lambda: claim_complete(keys.prefix()), rounds, n),
             "the same scripts, bare redis-py",
         ),
         (
             "replay (claim of a completed key)",
-            paired(
-                lambda: timed(lambda _i: client.ping(), n),
-                lambda: timed(lambda _i: store.claim("done-key", lease=60), n),
-                rounds,
-            ),
+            paired(lambda: lambda _i: client.ping(), lambda: lambda _i: store.claim("done-key", lease=60), rounds, n),
             "1 x PING",
         ),
     ]
@@ -218,8 +228,8 @@ def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
     c = durable.claim("done-key", lease=60)
     durable.complete("done-key", c.fence, "v", ttl=3600)
 
-    def pair(floor: Callable[[], Callable[[int], None]], store: PostgresBackend) -> tuple[float, float, float]:
-        return paired(lambda: timed(floor(), n), lambda: timed(claim_complete(store, keys.prefix()), n), rounds)
+    def pair(floor: Callable[[], Callable[[int], object]], store: PostgresBackend) -> tuple[float, float, float]:
+        return paired(floor, lambda: claim_complete(store, keys.prefix()), rounds, n)
 
     rows = [
         ("claim+complete", pair(lambda: selects, durable), "(a) 2 x SELECT 1"),
@@ -230,9 +240,10 @@ def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
         (
             "replay (claim of a completed key)",
             paired(
-                lambda: timed(lambda _i: conn.execute("SELECT 1").fetchone(), n),
-                lambda: timed(lambda _i: durable.claim("done-key", lease=60), n),
+                lambda: lambda _i: conn.execute("SELECT 1").fetchone(),
+                lambda: lambda _i: durable.claim("done-key", lease=60),
                 rounds,
+                n,
             ),
             "1 x SELECT 1",
         ),
@@ -339,7 +350,10 @@ def main() -> None:
         print(
             f"Load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; Python {sys.version.split()[0]}"
         )
-        print(f"{args.rounds} alternating rounds of {args.calls} calls; ratio = median of the per-round ratios")
+        print(
+            f"{args.rounds} rounds of {args.calls} calls, floor and measured alternating every {CHUNK}; "
+            "ratio = median of the per-round ratios"
+        )
         print()
         print(f"Redis {info['redis_version']} on loopback TCP (no persistence), redis-py {redis.__version__}")
         print_rows(redis_rows(redis_url, args.calls, args.rounds))
