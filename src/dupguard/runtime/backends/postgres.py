@@ -8,15 +8,16 @@ usually already runs. Every operation is **one SQL statement** in its own transa
     RETURNING`` takes the key (returning only the fence: the caller knows the lease it asked
     for and its payload), and whose snapshot read of the same row answers ``done`` or ``busy``
     when it does not (a live record is not written at all, so replaying a completed key is a
-    plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest
-    committed version of the row, under its row lock: two claimants never both win. If the
+    plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest committed
+    version of the row, under its row lock: two claimants never both win. If the
     row changed between the statement's snapshot and its insert (another claimant committed
     in between), the statement returns nothing and is simply run again.
 ``complete`` / ``renew`` / ``release``
     one ``INSERT … ON CONFLICT … DO UPDATE … WHERE`` (``UPDATE … WHERE`` for release) that
     only lands when the record is free or still pending under the caller's fence (its row
-    count says whether it did; nothing is read back); when it does not land, a second read tells a retried completion (our own ``done``) from a fenced-out
-    owner (``LeaseLost``). That second statement is only ever needed on those rare paths.
+    count says whether it did; nothing is read back); when it does not land, a second read
+    tells a retried completion (our own ``done``) from a fenced-out owner (``LeaseLost``).
+    That second statement is only ever needed on those rare paths.
 
 Times are the **server's clock** (``statement_timestamp()``): lease ends and fences are
 measured on the database host, never on the callers' clocks. Fences are seeded from it in µs,
