@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import os
 import secrets
 import select
@@ -330,6 +331,11 @@ class PostgresBackend(Backend):
         self._ready_lock = threading.Lock()
         self._closed = False
         self._claims = 0
+        # the owner column's claim tokens: a random prefix per process and backend, then a count
+        # (os.urandom per claim would be a system call per claim; the token is for people
+        # reading the table, nothing compares it)
+        self._tokens = itertools.count()
+        self._token_prefix, self._token_forks = "", -1
         # the connection source: exactly one of these is set
         self._conninfo: str | None = None
         self._factory: Any = None
@@ -471,9 +477,9 @@ class PostgresBackend(Backend):
                 cur.connection.close()
 
     # ------------------------------------------------------------------ execution
-    def _fail(self, what: str, exc: BaseException) -> StoreError:
+    def _fail(self, what: str, exc: BaseException, key: str | None) -> StoreError:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        return StoreError(f"postgres {what} failed: {detail}")
+        return StoreError(f"postgres {what}{'' if key is None else f' of {key!r}'} failed: {detail}")
 
     def _statement(self, cur: Any, sql: str, params: Any, rows: bool) -> Any:
         conn = cur.connection
@@ -489,7 +495,7 @@ class PostgresBackend(Backend):
                 cur.execute(sql, params)
         return cur.fetchall() if rows else cur.rowcount
 
-    def _run(self, what: str, op: Op, *, ensure: bool = True) -> Any:
+    def _run(self, what: str, op: Op, *, key: str | None = None, ensure: bool = True) -> Any:
         cur = None
         try:
             cur = self._take()
@@ -497,7 +503,7 @@ class PostgresBackend(Backend):
                 self._drive(cur, self._ensure())
             return self._drive(cur, op)
         except self._psycopg.Error as exc:
-            raise self._fail(what, exc) from exc
+            raise self._fail(what, exc, key) from exc
         finally:
             if cur is not None:
                 self._give(cur)
@@ -510,7 +516,7 @@ class PostgresBackend(Backend):
         except StopIteration as done:
             return done.value
 
-    async def _arun(self, what: str, op: Op) -> Any:
+    async def _arun(self, what: str, op: Op, *, key: str | None = None) -> Any:
         psycopg = self._psycopg
         if self._closed:
             raise StoreError("PostgresBackend is closed")
@@ -520,7 +526,7 @@ class PostgresBackend(Backend):
                 conn = await self._async.getconn()
                 return await self._aops(conn, op)
             except psycopg.Error as exc:
-                raise self._fail(what, exc) from exc
+                raise self._fail(what, exc, key) from exc
             finally:
                 if conn is not None:
                     await self._async.putconn(conn)
@@ -532,7 +538,7 @@ class PostgresBackend(Backend):
             try:
                 return await self._aops(self._async, op)
             except psycopg.Error as exc:
-                raise self._fail(what, exc) from exc
+                raise self._fail(what, exc, key) from exc
 
     async def _aops(self, conn: Any, op: Op) -> Any:
         cur = conn.cursor()
@@ -577,7 +583,9 @@ class PostgresBackend(Backend):
 
     def _claim_op(self, key: str, lease: float, payload: str | None) -> Op:
         lease_us = duration_us(lease, "lease")
-        params = (key, key, lease_us, payload, secrets.token_hex(8))
+        if self._token_forks != _forks:
+            self._token_prefix, self._token_forks = secrets.token_hex(6) + ".", _forks
+        params = (key, key, lease_us, payload, f"{self._token_prefix}{next(self._tokens)}")
         for _ in range(_MAX_RETRIES):
             rows = yield self._q.claim, params, True
             if rows:
@@ -646,34 +654,34 @@ class PostgresBackend(Backend):
     def claim(self, key: str, *, lease: float, payload: str | None = None) -> Claim:
         check_key(key)
         payload = check_payload(payload)
-        claim = self._run(f"claim of {key!r}", self._claim_op(key, lease, payload))
+        claim = self._run("claim", self._claim_op(key, lease, payload), key=key)
         self._after_claim()
         return claim
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         check_key(key)
         text = self._result_text(result)
-        self._run(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
+        self._run("complete", self._complete_op(key, fence, text, ttl), key=key)
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
         check_key(key)
-        released = self._run(f"release of {key!r}", self._release_op(key, fence))
+        released = self._run("release", self._release_op(key, fence), key=key)
         if released:
             self.waiters.notify(key)
         return released
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
         check_key(key)
-        return self._run(f"renew of {key!r}", self._renew_op(key, fence, lease))
+        return self._run("renew", self._renew_op(key, fence, lease), key=key)
 
     def get(self, key: str) -> Record | None:
         check_key(key)
-        return self._run(f"get of {key!r}", self._get_op(key))
+        return self._run("get", self._get_op(key), key=key)
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         check_key(key)
-        return self._run(f"incr of {key!r}", self._incr_op(key, amount, ttl))
+        return self._run("incr", self._incr_op(key, amount, ttl), key=key)
 
     def create_tables(self) -> None:
         """Create the tables now (``IF NOT EXISTS``), whatever ``create`` says; what
@@ -700,7 +708,7 @@ class PostgresBackend(Backend):
             return await super().aclaim(key, lease=lease, payload=payload)
         check_key(key)
         payload = check_payload(payload)
-        claim = await self._arun(f"claim of {key!r}", self._claim_op(key, lease, payload))
+        claim = await self._arun("claim", self._claim_op(key, lease, payload), key=key)
         self._claims += 1
         if self.sweep_every and self._claims % self.sweep_every == 0:
             await self._arun("sweep", self._sweep_op(1000, everything=False))
@@ -711,14 +719,14 @@ class PostgresBackend(Backend):
             return await super().acomplete(key, fence, result, ttl=ttl)
         check_key(key)
         text = self._result_text(result)
-        await self._arun(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
+        await self._arun("complete", self._complete_op(key, fence, text, ttl), key=key)
         self.waiters.notify(key)
 
     async def arelease(self, key: str, fence: int) -> bool:
         if self._async is None:
             return await super().arelease(key, fence)
         check_key(key)
-        released = await self._arun(f"release of {key!r}", self._release_op(key, fence))
+        released = await self._arun("release", self._release_op(key, fence), key=key)
         if released:
             self.waiters.notify(key)
         return released
@@ -727,16 +735,16 @@ class PostgresBackend(Backend):
         if self._async is None:
             return await super().arenew(key, fence, lease=lease)
         check_key(key)
-        return await self._arun(f"renew of {key!r}", self._renew_op(key, fence, lease))
+        return await self._arun("renew", self._renew_op(key, fence, lease), key=key)
 
     async def aget(self, key: str) -> Record | None:
         if self._async is None:
             return await super().aget(key)
         check_key(key)
-        return await self._arun(f"get of {key!r}", self._get_op(key))
+        return await self._arun("get", self._get_op(key), key=key)
 
     async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         if self._async is None:
             return await super().aincr(key, amount, ttl=ttl)
         check_key(key)
-        return await self._arun(f"incr of {key!r}", self._incr_op(key, amount, ttl))
+        return await self._arun("incr", self._incr_op(key, amount, ttl), key=key)
