@@ -10,20 +10,27 @@ Per call, one client, one connection, loopback TCP:
   against two bare ``PING`` round trips on the same client; the same two ``EVALSHA`` sent by
   hand with redis-py (what the backend adds beyond its scripts); a replay (the claim of a
   completed key) against one ``PING``.
-* **PostgreSQL**: claim + complete against two bare ``SELECT 1`` round trips on the same
-  connection; against two **durable one-row commits** (``INSERT`` of one row into a table
-  without an index, autocommit, the server's default ``synchronous_commit = on``): the floor
-  of any store that must not forget a claim, because each commit waits for its WAL flush and
-  ``SELECT 1`` writes nothing; against its own two statements sent by hand with psycopg; a
-  replay against one ``SELECT 1``. For reference only, the same backend on connections with
-  ``synchronous_commit = off`` (the backend never does this itself: a server crash would
-  forget the last claims, and their side effects would run again).
+* **PostgreSQL**: claim + complete against (a) two bare ``SELECT 1`` round trips on one
+  connection; (b) two **durable one-row upserts** on one connection (``INSERT … ON CONFLICT
+  (k) DO UPDATE`` into a table with a text primary key, autocommit, the server's default
+  ``synchronous_commit = on``: the first inserts a new key, the second updates it, as claim
+  and complete do): the floor of any store that must not forget a claim, because each commit
+  waits for its WAL flush and ``SELECT 1`` writes nothing; (c) the same two upserts on a
+  connection with ``synchronous_commit = off``; also against two durable one-row ``INSERT``s
+  into a table without an index (the floor of the earlier runs in bench/RESULTS.md) and
+  against its own two statements sent by hand with psycopg; a replay against one
+  ``SELECT 1``. Then ``PostgresBackend(..., synchronous_commit="off")`` (it answers before
+  the WAL flush: a crash of the server can forget the last claims, docs/runtime.md) against
+  (a) and (c).
 
-Rounds alternate the floor and the measured operation; a ratio is the median of the
-per-round ratios, so load from other processes on the machine hits both sides alike.
+Within each round the floor and the measured operation alternate every ten calls; a ratio is
+the median of the per-round ratios, so load from other processes on the machine (and a slow
+disk flush) hits both sides alike.
 
 Throughput: ``--clients`` processes, each with its own backend, doing claim + complete on new
-keys for ``--seconds``, against the same number of processes doing the floor's pairs.
+keys for ``--seconds``, against the same number of processes doing the floor's pairs (for
+PostgreSQL: two ``SELECT 1``, two durable upserts, and the backend and the upserts with
+``synchronous_commit = off``). The runs of a store alternate floor and measured operation.
 
 Middleware: ``IdempotencyMiddleware`` (``bench/http_bench.py``'s app) called in process, per
 request, against the bare app, on Redis and PostgreSQL (the store on this host). The figures
@@ -37,7 +44,6 @@ port; without ``--dsn`` a throwaway PostgreSQL cluster with default settings
 from __future__ import annotations
 
 import argparse
-import functools
 import multiprocessing
 import os
 import statistics
@@ -58,22 +64,35 @@ import redis
 from dupguard.runtime import PostgresBackend, RedisBackend
 from dupguard.runtime.backends.redis import _SHA
 
+CHUNK = 10  # calls of one side before the other side's turn, within a round
 
-def paired(floor: Callable[[], float], measured: Callable[[], float], rounds: int) -> tuple[float, float, float]:
-    """(median ratio, median floor s, median measured s) over alternating rounds."""
+
+def paired(
+    floor: Callable[[], Callable[[int], object]], measured: Callable[[], Callable[[int], object]], rounds: int, n: int
+) -> tuple[float, float, float]:
+    """(median ratio, median floor s, median measured s) per call over ``rounds`` rounds.
+
+    Each round makes a fresh pair of callables (new keys) and runs ``n`` calls of each,
+    alternating ``CHUNK`` calls of the floor with ``CHUNK`` of the measured operation, so that
+    a burst of load from other processes (or a slow disk flush) lands on both sides alike."""
     ratios, floors, values = [], [], []
     for _ in range(rounds):
-        f = floor()
-        m = measured()
-        ratios.append(m / f)
-        floors.append(f)
-        values.append(m)
+        f, m = floor(), measured()
+        f_total = m_total = 0.0
+        for start in range(0, n, CHUNK):
+            count = min(CHUNK, n - start)
+            f_total += timed(f, count, start) * count
+            m_total += timed(m, count, start) * count
+        ratios.append(m_total / f_total)
+        floors.append(f_total / n)
+        values.append(m_total / n)
     return statistics.median(ratios), statistics.median(floors), statistics.median(values)
 
 
-def timed(fn: Callable[[int], object], n: int) -> float:
+def timed(fn: Callable[[int], object], n: int, first: int = 0) -> float:
+    """Seconds per call of ``fn(i)`` for ``i`` in ``first .. first + n - 1``."""
     start = time.perf_counter()
-    for i in range(n):
+    for i in range(first, first + n):
         fn(i)
     return (time.perf_counter() - start) / n
 
@@ -122,21 +141,17 @@ def redis_rows(url: str, n: int, rounds: int) -> list[tuple[str, tuple[float, fl
     rows = [
         (
             "claim+complete",
-            paired(lambda: timed(pings, n), lambda: timed(claim_complete(keys.prefix()), n), rounds),
+            paired(lambda: pings, lambda: claim_complete(keys.prefix()), rounds, n),
             "2 x PING",
         ),
         (
             "claim+complete vs its EVALSHAs by hand",
-            paired(lambda: timed(by_hand(keys.prefix()), n), lambda: timed(claim_complete(keys.prefix()), n), rounds),
+            paired(lambda: by_hand(keys.prefix()), lambda: claim_complete(keys.prefix()), rounds, n),
             "the same scripts, bare redis-py",
         ),
         (
             "replay (claim of a completed key)",
-            paired(
-                lambda: timed(lambda _i: client.ping(), n),
-                lambda: timed(lambda _i: store.claim("done-key", lease=60), n),
-                rounds,
-            ),
+            paired(lambda: lambda _i: client.ping(), lambda: lambda _i: store.claim("done-key", lease=60), rounds, n),
             "1 x PING",
         ),
     ]
@@ -148,23 +163,30 @@ def redis_rows(url: str, n: int, rounds: int) -> list[tuple[str, tuple[float, fl
 # ---------------------------------------------------------------------------- PostgreSQL
 
 
-def no_flush_wait(dsn: str) -> psycopg.Connection:
-    conn = psycopg.connect(dsn, autocommit=True)
-    conn.execute("SET synchronous_commit = off")
-    return conn
+UPSERT_TABLE = 'CREATE TABLE {} (k text COLLATE "C" PRIMARY KEY, v text NOT NULL, at timestamptz NOT NULL)'
+UPSERT = (
+    "INSERT INTO {} AS t (k, v, at) VALUES (%s, %s, statement_timestamp()) "
+    "ON CONFLICT (k) DO UPDATE SET v = excluded.v, at = excluded.at"
+)
 
 
 def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
     conn = psycopg.connect(dsn, autocommit=True)
-    version = conn.execute("SHOW server_version").fetchone()[0]
-    sync = conn.execute("SHOW synchronous_commit").fetchone()[0]
+    version, sync = (
+        str((conn.execute(f"SHOW {name}").fetchone() or ("?",))[0]) for name in ("server_version", "synchronous_commit")
+    )
+    off = psycopg.connect(dsn, autocommit=True)  # floor (c): the same upserts, not waiting for the flush
+    off.execute("SET synchronous_commit = off")
     floor_table = f"floor_{uuid.uuid4().hex[:8]}"
+    upsert_table = f"upsert_{uuid.uuid4().hex[:8]}"
     conn.execute(f"CREATE TABLE {floor_table} (k text NOT NULL)")
+    conn.execute(UPSERT_TABLE.format(upsert_table))
     table = f"bench_{uuid.uuid4().hex[:8]}"
     durable = PostgresBackend(dsn, table=table)
-    fast = PostgresBackend(functools.partial(no_flush_wait, dsn), table=table)
+    fast = PostgresBackend(dsn, table=table, synchronous_commit="off")
     keys = Keys()
     insert = f"INSERT INTO {floor_table} (k) VALUES (%s)"
+    upsert = UPSERT.format(upsert_table)
 
     def selects(_i: int) -> None:
         conn.execute("SELECT 1").fetchone()
@@ -173,6 +195,14 @@ def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
     def commits(_i: int) -> None:
         conn.execute(insert, ("a",))
         conn.execute(insert, ("b",))
+
+    def upserts(on: psycopg.Connection, prefix: str) -> Callable[[int], None]:
+        def one(i: int) -> None:
+            key = f"{prefix}{i}"
+            on.execute(upsert, (key, "pending"))
+            on.execute(upsert, (key, str(i)))
+
+        return one
 
     def claim_complete(store: PostgresBackend, prefix: str) -> Callable[[int], None]:
         def one(i: int) -> None:
@@ -187,55 +217,48 @@ def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
 
         def one(i: int) -> None:
             key = f"{prefix}{i}"
-            ((_s, fence, *_rest),) = conn.execute(
-                q.claim, {"key": key, "lease": 60_000_000, "payload": None, "token": "t"}
-            ).fetchall()
-            conn.execute(q.complete, {"key": key, "fence": fence, "ttl": 600_000_000, "result": str(i)}).fetchall()
+            ((fence, *_rest),) = conn.execute(q.claim, (key, key, 60_000_000, None, "t")).fetchall()
+            conn.execute(q.complete, (key, fence, 600_000_000, str(i)))
 
         return one
 
-    for fn in (selects, commits, claim_complete(durable, "w1:"), claim_complete(fast, "w2:"), by_hand("w3:")):
+    warm = (selects, commits, upserts(conn, "w0:"), upserts(off, "w1:"), claim_complete(durable, "w2:"))
+    for fn in (*warm, claim_complete(fast, "w3:"), by_hand("w4:")):
         timed(fn, 50)  # warm up: tables, connections, prepared statements
     c = durable.claim("done-key", lease=60)
     durable.complete("done-key", c.fence, "v", ttl=3600)
+
+    def pair(floor: Callable[[], Callable[[int], object]], store: PostgresBackend) -> tuple[float, float, float]:
+        return paired(floor, lambda: claim_complete(store, keys.prefix()), rounds, n)
+
     rows = [
-        (
-            "claim+complete",
-            paired(lambda: timed(selects, n), lambda: timed(claim_complete(durable, keys.prefix()), n), rounds),
-            "2 x SELECT 1",
-        ),
-        (
-            "claim+complete",
-            paired(lambda: timed(commits, n), lambda: timed(claim_complete(durable, keys.prefix()), n), rounds),
-            "2 durable one-row INSERTs",
-        ),
-        (
-            "claim+complete vs its statements by hand",
-            paired(
-                lambda: timed(by_hand(keys.prefix()), n),
-                lambda: timed(claim_complete(durable, keys.prefix()), n),
-                rounds,
-            ),
-            "the same SQL, bare psycopg",
-        ),
+        ("claim+complete", pair(lambda: selects, durable), "(a) 2 x SELECT 1"),
+        ("claim+complete", pair(lambda: upserts(conn, keys.prefix()), durable), "(b) 2 durable one-row upserts"),
+        ("claim+complete", pair(lambda: upserts(off, keys.prefix()), durable), "(c) 2 upserts, sync_commit=off"),
+        ("claim+complete", pair(lambda: commits, durable), "2 durable one-row INSERTs, no index"),
+        ("claim+complete vs its statements by hand", pair(lambda: by_hand(keys.prefix()), durable), "the same SQL"),
         (
             "replay (claim of a completed key)",
             paired(
-                lambda: timed(lambda _i: conn.execute("SELECT 1").fetchone(), n),
-                lambda: timed(lambda _i: durable.claim("done-key", lease=60), n),
+                lambda: lambda _i: conn.execute("SELECT 1").fetchone(),
+                lambda: lambda _i: durable.claim("done-key", lease=60),
                 rounds,
+                n,
             ),
             "1 x SELECT 1",
         ),
+        ('synchronous_commit="off": claim+complete', pair(lambda: selects, fast), "(a) 2 x SELECT 1"),
         (
-            "reference: claim+complete, sync_commit=off",
-            paired(lambda: timed(selects, n), lambda: timed(claim_complete(fast, keys.prefix()), n), rounds),
-            "2 x SELECT 1 (NOT durable)",
+            'synchronous_commit="off": claim+complete',
+            pair(lambda: upserts(off, keys.prefix()), fast),
+            "(c) 2 upserts, sync_commit=off",
         ),
     ]
     durable.close()
     fast.close()
     conn.execute(f"DROP TABLE {floor_table}")
+    conn.execute(f"DROP TABLE {upsert_table}")
+    off.close()
     conn.close()
     return rows, f"PostgreSQL {version} (synchronous_commit = {sync}), psycopg {psycopg.__version__}", table
 
@@ -256,18 +279,24 @@ def _client(args: tuple[str, str, str, float]) -> int:
             n += 1
         client.close()
         return n
-    if kind in ("pg-floor", "pg-durable-floor"):
+    if kind in ("pg-floor", "pg-upserts", "pg-upserts-off"):
         with psycopg.connect(where, autocommit=True) as conn:
+            if kind == "pg-upserts-off":
+                conn.execute("SET synchronous_commit = off")
+            upsert = UPSERT.format(extra)
             while time.monotonic() < deadline:
                 if kind == "pg-floor":
                     conn.execute("SELECT 1").fetchone()
                     conn.execute("SELECT 1").fetchone()
                 else:
-                    conn.execute(f"INSERT INTO {extra} (k) VALUES (%s)", (prefix,))
-                    conn.execute(f"INSERT INTO {extra} (k) VALUES (%s)", (prefix,))
+                    conn.execute(upsert, (f"{prefix}{n}", "pending"))
+                    conn.execute(upsert, (f"{prefix}{n}", str(n)))
                 n += 1
         return n
-    store = RedisBackend(where, prefix=extra) if kind == "redis" else PostgresBackend(where, table=extra)
+    if kind == "redis":
+        store: RedisBackend | PostgresBackend = RedisBackend(where, prefix=extra)
+    else:
+        store = PostgresBackend(where, table=extra, synchronous_commit="off" if kind == "postgres-off" else None)
     while time.monotonic() < deadline:
         key = f"{prefix}{n}"
         claim = store.claim(key, lease=60)
@@ -321,7 +350,10 @@ def main() -> None:
         print(
             f"Load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; Python {sys.version.split()[0]}"
         )
-        print(f"{args.rounds} alternating rounds of {args.calls} calls; ratio = median of the per-round ratios")
+        print(
+            f"{args.rounds} rounds of {args.calls} calls, floor and measured alternating every {CHUNK}; "
+            "ratio = median of the per-round ratios"
+        )
         print()
         print(f"Redis {info['redis_version']} on loopback TCP (no persistence), redis-py {redis.__version__}")
         print_rows(redis_rows(redis_url, args.calls, args.rounds))
@@ -332,30 +364,31 @@ def main() -> None:
         print()
 
         with psycopg.connect(dsn, autocommit=True) as conn:
-            floor_table = f"tpfloor_{uuid.uuid4().hex[:8]}"
-            conn.execute(f"CREATE TABLE {floor_table} (k text NOT NULL)")
+            upsert_table = f"tpupsert_{uuid.uuid4().hex[:8]}"
+            conn.execute(UPSERT_TABLE.format(upsert_table))
         s, c = args.seconds, args.clients
         prefix = f"tp:{uuid.uuid4().hex[:8]}:"
-        figures = {
-            "redis floor": throughput("redis-floor", redis_url, "", s, c),
-            "redis": throughput("redis", redis_url, prefix, s, c),
-            "pg floor": throughput("pg-floor", dsn, "", s, c),
-            "pg durable floor": throughput("pg-durable-floor", dsn, floor_table, s, c),
-            "pg": throughput("postgres", dsn, table, s, c),
-        }
+        # floor, measured, floor, measured: the load's drift hits both sides of each ratio
+        runs = [
+            ("Redis 2 x PING", "redis-floor", redis_url, ""),
+            ("Redis claim+complete", "redis", redis_url, prefix),
+            ("PostgreSQL 2 x SELECT 1", "pg-floor", dsn, ""),
+            ("PostgreSQL 2 durable one-row upserts", "pg-upserts", dsn, upsert_table),
+            ("PostgreSQL claim+complete", "postgres", dsn, table),
+            ("PostgreSQL 2 upserts, sync_commit=off", "pg-upserts-off", dsn, upsert_table),
+            ('PostgreSQL synchronous_commit="off"', "postgres-off", dsn, table),
+        ]
+        figures = {name: throughput(kind, where, extra, s, c) for name, kind, where, extra in runs}
         print(f"{c} client processes, {s:g} s each, pairs per second (claim+complete, or the floor's pair)")
-        print(f"{'Redis claim+complete':<44} {figures['redis']:>10,.0f}")
-        print(
-            f"{'Redis 2 x PING':<44} {figures['redis floor']:>10,.0f}   {figures['redis floor'] / figures['redis']:.2f}x"
-        )
-        print(f"{'PostgreSQL claim+complete':<44} {figures['pg']:>10,.0f}")
-        print(
-            f"{'PostgreSQL 2 x SELECT 1':<44} {figures['pg floor']:>10,.0f}   {figures['pg floor'] / figures['pg']:.2f}x"
-        )
-        print(
-            f"{'PostgreSQL 2 durable one-row INSERTs':<44} {figures['pg durable floor']:>10,.0f}   "
-            f"{figures['pg durable floor'] / figures['pg']:.2f}x"
-        )
+        versus = {
+            "Redis 2 x PING": "Redis claim+complete",
+            "PostgreSQL 2 x SELECT 1": "PostgreSQL claim+complete",
+            "PostgreSQL 2 durable one-row upserts": "PostgreSQL claim+complete",
+            "PostgreSQL 2 upserts, sync_commit=off": 'PostgreSQL synchronous_commit="off"',
+        }
+        for name, value in figures.items():
+            ratio = f"   {value / figures[versus[name]]:.2f}x  ({versus[name]})" if name in versus else ""
+            print(f"{name:<44} {value:>10,.0f}{ratio}")
         print()
 
         from http_bench import in_process

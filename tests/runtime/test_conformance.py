@@ -7,6 +7,12 @@ process) and the server crash for the stores without a server (memory, SQLite); 
 checks that the suite itself reports those as not applicable. The crash check gets a server
 of its own, durable (Redis with ``appendfsync always``; PostgreSQL as configured by default),
 so that the session servers other tests use are never restarted.
+
+``postgres-sync-off`` is ``PostgresBackend(..., synchronous_commit="off")``: the server answers
+before its WAL flush, and every rule of the contract still holds between live clients. The
+crash check is not run on it: surviving a crash of the server with the last claims intact is
+exactly what that setting gives up (docs/runtime.md; test_round_trips.py checks the setting is
+applied).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import pytest
 from dupguard.runtime import MemoryBackend, PostgresBackend, RedisBackend, SQLiteBackend
 from dupguard.runtime.conformance import CHECKS, Conformance, NotApplicable
 
-KINDS = ("memory", "sqlite", "redis", "postgres")
+KINDS = ("memory", "sqlite", "redis", "postgres", "postgres-sync-off")
 PROCESS_CHECKS = {"processes_one_winner", "killed_holder"}
 SERVER_CHECKS = {"server_restart"}
 
@@ -27,7 +33,7 @@ SERVER_CHECKS = {"server_restart"}
 def applicable(kind: str, check: str) -> bool:
     if kind == "memory" and check in PROCESS_CHECKS:
         return False
-    return not (kind in ("memory", "sqlite") and check in SERVER_CHECKS)
+    return not (kind in ("memory", "sqlite", "postgres-sync-off") and check in SERVER_CHECKS)
 
 
 CASES = [
@@ -47,6 +53,8 @@ def factory_for(kind: str, request: pytest.FixtureRequest, tmp_path, *, server=N
         url = server.url if server is not None else request.getfixturevalue("redis_url")
         return functools.partial(RedisBackend, url, prefix=f"conf:{unique}:")
     dsn = server.dsn if server is not None else request.getfixturevalue("postgres_dsn")
+    if kind == "postgres-sync-off":
+        return functools.partial(PostgresBackend, dsn, table=f"conf_{unique}", synchronous_commit="off")
     return functools.partial(PostgresBackend, dsn, table=f"conf_{unique}")
 
 

@@ -9,7 +9,10 @@ server for ``claim`` and ``complete``, counted by the server or by the wire prot
   and once psycopg has prepared the statement (after ``prepare_threshold`` uses) no ``Parse``
   is sent: the server plans each statement once per connection.
 
-Durability is not traded for it: the backend never changes ``synchronous_commit``
+Durability is not traded for it: by default the backend leaves ``synchronous_commit`` to the
+server, and the server counts one WAL flush per claim and per completion (``pg_stat_wal``).
+``PostgresBackend(..., synchronous_commit="off")`` is the user's choice to answer before the
+flush; it changes neither the round trips nor the session of the connection it ran on
 (``bench/store_floor.py`` measures what the flush costs).
 """
 
@@ -18,7 +21,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 import uuid
+
+import pytest
 
 from dupguard.runtime import PostgresBackend, RedisBackend
 
@@ -79,11 +85,14 @@ def _frontend_messages(trace: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^F\t\d+\t(\w+)", trace, re.MULTILINE)]
 
 
-def test_postgres_claim_and_complete_are_one_round_trip_each(postgres_dsn: str) -> None:
+@pytest.mark.parametrize("synchronous_commit", [None, "off"])
+def test_postgres_claim_and_complete_are_one_round_trip_each(postgres_dsn: str, synchronous_commit) -> None:
     fd, trace_path = tempfile.mkstemp(prefix="dupguard-pgtrace-")
     os.close(fd)
     factory, handles = _traced(postgres_dsn, trace_path)
-    store = PostgresBackend(factory, table=f"rt_{uuid.uuid4().hex[:8]}", max_idle=1)
+    store = PostgresBackend(
+        factory, table=f"rt_{uuid.uuid4().hex[:8]}", max_idle=1, synchronous_commit=synchronous_commit
+    )
     try:
         for i in range(10):  # tables created, statements prepared
             claim = store.claim(f"warm{i}", lease=30)
@@ -112,7 +121,9 @@ def test_postgres_claim_and_complete_are_one_round_trip_each(postgres_dsn: str) 
     assert sent.count("Parse") == 0 and "Query" not in sent, sent[:12]
     assert sent.count("Execute") == 2 * CALLS
     assert text.count("ReadyForQuery") == 2 * CALLS
-    assert "BEGIN" not in text and "COMMIT" not in text and "synchronous_commit" not in text
+    assert "BEGIN" not in text and "COMMIT" not in text and "SET" not in text
+    # the setting travels inside the prepared statements, which are not parsed again
+    assert "synchronous_commit" not in text
 
 
 def test_postgres_backend_leaves_synchronous_commit_alone(postgres_dsn: str) -> None:
@@ -121,10 +132,79 @@ def test_postgres_backend_leaves_synchronous_commit_alone(postgres_dsn: str) -> 
     store = PostgresBackend(postgres_dsn, table=f"rt_{uuid.uuid4().hex[:8]}")
     try:
         store.claim("k", lease=30)
-        conn = store._take()
+        cur = store._take()
         try:
-            assert conn.execute("SHOW synchronous_commit").fetchone()[0] == "on"  # the server's default
+            assert cur.execute("SHOW synchronous_commit").fetchone()[0] == "on"  # the server's default
         finally:
-            store._give(conn)
+            store._give(cur)
     finally:
         store.close()
+
+
+def _wal_flushes(admin) -> int:
+    admin.execute("SELECT pg_stat_clear_snapshot()")
+    return admin.execute("SELECT wal_sync FROM pg_stat_wal").fetchone()[0]
+
+
+@pytest.mark.parametrize("synchronous_commit", [None, "off"])
+def test_postgres_synchronous_commit_is_the_users_choice(postgres_dsn: str, synchronous_commit) -> None:
+    """What the server did, counted by the server (``pg_stat_wal.wal_sync``: WAL flushes, by
+    every process): by default each claim and each completion waits for a flush of its own;
+    with ``synchronous_commit="off"`` none does (the WAL writer flushes in the background, a
+    few times a second). A replay writes nothing either way. The setting is local to each
+    statement's transaction, so the connection's session keeps the server's."""
+    import psycopg
+
+    admin = psycopg.connect(postgres_dsn, autocommit=True)
+    if admin.info.server_version < 140000:
+        admin.close()
+        pytest.skip("pg_stat_wal.wal_sync needs PostgreSQL 14")
+    conns = []
+
+    def factory():
+        conn = psycopg.connect(postgres_dsn, autocommit=True)
+        conns.append(conn)
+        return conn
+
+    store = PostgresBackend(factory, table=f"rt_{uuid.uuid4().hex[:8]}", synchronous_commit=synchronous_commit)
+    pairs = 50
+    try:
+        store.claim("warm", lease=30)  # the tables exist before counting starts
+        before = _wal_flushes(admin)
+        for i in range(pairs):
+            claim = store.claim(f"k{i}", lease=30)
+            assert claim.acquired and claim.remaining == 30
+            store.complete(f"k{i}", claim.fence, {"i": i}, ttl=60)
+            replay = store.claim(f"k{i}", lease=30)
+            assert replay.status == "done" and replay.result == {"i": i} and replay.fence == claim.fence
+        assert len(conns) == 1
+        assert conns[0].execute("SHOW synchronous_commit").fetchone()[0] == "on"
+        pids = [conn.info.backend_pid for conn in conns]
+    finally:
+        store.close()
+    # a server process's statistics reach pg_stat_wal when it exits, at the latest
+    deadline = time.monotonic() + 30
+    while admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchone()[0]:
+        assert time.monotonic() < deadline, "the backend's connections did not close"
+        time.sleep(0.05)
+    flushes = _wal_flushes(admin) - before
+    admin.close()
+    if synchronous_commit is None:
+        assert flushes >= 2 * pairs, flushes
+    else:
+        assert flushes < pairs // 2, flushes
+
+
+def test_postgres_synchronous_commit_values_are_postgres_own(postgres_dsn: str) -> None:
+    for value in ("on", "off", "local", "remote_write", "remote_apply"):
+        store = PostgresBackend(postgres_dsn, table=f"rt_{uuid.uuid4().hex[:8]}", synchronous_commit=value)
+        try:
+            claim = store.claim("k", lease=30)
+            store.complete("k", claim.fence, value, ttl=60)
+            assert store.claim("k", lease=30).result == value
+            assert store.incr("n", 2) == 2 and store.release("k", claim.fence) is False
+        finally:
+            store.close()
+    for bad in ("", "OFF; DROP TABLE x", "false", True):
+        with pytest.raises(ValueError, match="synchronous_commit"):
+            PostgresBackend(postgres_dsn, synchronous_commit=bad)

@@ -5,17 +5,19 @@ usually already runs. Every operation is **one SQL statement** in its own transa
 
 ``claim``
     a statement whose ``INSERT … ON CONFLICT (key) DO UPDATE … WHERE <the record is free>
-    RETURNING`` takes the key, and whose snapshot read of the same row answers ``done`` or
-    ``busy`` when it does not (a live record is not written at all, so replaying a completed
-    key is a plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest
-    committed version of the row, under its row lock: two claimants never both win. If the
+    RETURNING`` takes the key (returning only the fence: the caller knows the lease it asked
+    for and its payload), and whose snapshot read of the same row answers ``done`` or ``busy``
+    when it does not (a live record is not written at all, so replaying a completed key is a
+    plain read). PostgreSQL checks the ``ON CONFLICT`` condition on the newest committed
+    version of the row, under its row lock: two claimants never both win. If the
     row changed between the statement's snapshot and its insert (another claimant committed
     in between), the statement returns nothing and is simply run again.
 ``complete`` / ``renew`` / ``release``
     one ``INSERT … ON CONFLICT … DO UPDATE … WHERE`` (``UPDATE … WHERE`` for release) that
-    only lands when the record is free or still pending under the caller's fence; when it does
-    not land, a second read tells a retried completion (our own ``done``) from a fenced-out
-    owner (``LeaseLost``). That second statement is only ever needed on those rare paths.
+    only lands when the record is free or still pending under the caller's fence (its row
+    count says whether it did; nothing is read back); when it does not land, a second read
+    tells a retried completion (our own ``done``) from a fenced-out owner (``LeaseLost``).
+    That second statement is only ever needed on those rare paths.
 
 Times are the **server's clock** (``statement_timestamp()``): lease ends and fences are
 measured on the database host, never on the callers' clocks. Fences are seeded from it in µs,
@@ -28,7 +30,11 @@ Durability is PostgreSQL's: a claim or completion that returned has been committ
 server's default ``synchronous_commit = on`` it survives a crash of the server), and one that
 raised ``StoreError`` because the server died was either committed (the record is pending and
 its lease runs out) or not made at all. A restarted server therefore never forgets a completed
-key and never hands out a claim twice.
+key and never hands out a claim twice. ``synchronous_commit="off"`` is the user's choice to
+answer before the WAL flush (each write statement calls ``set_config('synchronous_commit',
+'off', true)``, local to its own transaction, so no extra round trip and no connection left
+changed): a crash of the *server* can then forget the claims and completions of its last few
+hundred milliseconds, and those keys can run again; a crash of a client loses nothing.
 
 Expired rows are not needed (fences are seeded from the clock), and are deleted in small
 batches every ``sweep_every`` claims, or all at once by :meth:`PostgresBackend.cleanup` /
@@ -37,8 +43,9 @@ batches every ``sweep_every`` claims, or all at once by :meth:`PostgresBackend.c
 Connections: ``PostgresBackend`` takes
 
 * a DSN (``"postgresql://user@host/db"`` or ``"host=… dbname=…"``): the backend opens
-  autocommit connections itself and keeps up to ``max_idle`` of them between calls; each
-  thread takes one for the length of a call, so any number of threads can share the backend;
+  autocommit connections itself and keeps up to ``max_idle`` of them between calls, each with
+  one cursor for its whole life (a call creates none); each thread takes one for the length of
+  a call, so any number of threads can share the backend;
 * a connection factory (any callable returning a new ``psycopg.Connection``), used the same
   way, for connections the application configures (SSL, ``prepare_threshold=None`` behind
   PgBouncer, …);
@@ -62,6 +69,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import os
 import secrets
 import select
@@ -88,11 +96,28 @@ __all__ = ["PostgresBackend", "schema_sql"]
 
 DEFAULT_TABLE = "dupguard"
 
+# the values PostgreSQL accepts for synchronous_commit (PostgresBackend(synchronous_commit=...))
+SYNCHRONOUS_COMMIT = ("on", "off", "local", "remote_write", "remote_apply")
+
 # statement_timestamp(): the server's clock, fixed for the whole statement (now() would be the
 # start of an enclosing transaction, and clock_timestamp() moves while the statement runs)
 _NOW = "statement_timestamp()"
 _NOW_US = f"(extract(epoch FROM {_NOW}) * 1000000)::bigint"
 _RELEASED = "'epoch'::timestamptz"  # the end of a released record: long past
+
+
+# a new value in every forked child, so a backend notices it was forked without a getpid()
+# system call per call (the connections it opened in the parent are not the child's to use)
+_forks = 0
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork
+    os.register_at_fork(after_in_child=_forked)
 
 
 def _remaining(column: str) -> str:
@@ -114,7 +139,7 @@ def _sweep(table: str, condition: str) -> str:
     return f"""
 WITH gone AS (
     DELETE FROM {table} WHERE {condition} AND ctid = ANY(ARRAY(
-        SELECT ctid FROM {table} WHERE {condition} LIMIT %(limit)s::bigint))
+        SELECT ctid FROM {table} WHERE {condition} LIMIT %s::bigint))
     RETURNING 1
 ) SELECT count(*) FROM gone
 """
@@ -171,100 +196,123 @@ CREATE TABLE IF NOT EXISTS {n.counters} (
 
 
 class _Queries:
-    """Every statement, for one pair of tables."""
+    """Every statement, for one pair of tables.
 
-    def __init__(self, n: _Names) -> None:
+    Parameters are positional (``%s``, in the order each operation passes them). ``sync`` is
+    the backend's ``synchronous_commit``: ``None`` leaves the statements as they are (the
+    server's setting decides); a value makes every write statement call
+    ``set_config('synchronous_commit', <value>, true)`` itself. ``is_local = true`` scopes the
+    setting to the statement's own transaction, which commits right after it: a connection
+    borrowed from the application's pool is never left changed, and no extra round trip is
+    needed (a ``SET LOCAL`` would need its own ``BEGIN``/``COMMIT``).
+    """
+
+    def __init__(self, n: _Names, sync: str | None = None) -> None:
         rec, ctr = n.records, n.counters
         # the tables, and the columns added since the first release (ALTER … IF NOT EXISTS adds them)
         self.exists = (
-            "SELECT to_regclass(%(records)s) IS NOT NULL AND to_regclass(%(counters)s) IS NOT NULL AND "
-            "(SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(%(records)s) "
+            "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL AND "
+            "(SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(%s) "
             "AND attname IN ('keep_us', 'taken_from') AND NOT attisdropped) = 2"
         )
-        self.exists_params = {"records": rec, "counters": ctr}
+        self.exists_params = (rec, ctr, rec)
         # one statement (a DO block is one implicit transaction): the advisory lock keeps
         # processes that create the tables at the same moment from colliding in pg_type
         ddl = schema_sql(n.table, n.schema)
         self.create = f"DO $dupguard$ BEGIN PERFORM pg_advisory_xact_lock({n.lock_id});\n{ddl}END $dupguard$"
-        cols = "state, fence, {rem}, {live}, payload, result, owner, keep_us, {abandoned}, {taken}"
+        # a write's source row: VALUES by default; with a synchronous_commit of the backend's
+        # own, the one row of the CTE that sets it, so the setting is applied before the write
+        cfg = f"cfg AS (SELECT set_config('synchronous_commit', '{sync}', true))" if sync else ""
+        with_cfg = f"WITH {cfg}\n" if sync else ""
+
+        def row(*values: str) -> str:
+            return f"SELECT {', '.join(values)} FROM cfg" if sync else f"VALUES ({', '.join(values)})"
+
+        lease_end = f"{_NOW} + %s::bigint * interval '1 microsecond'"
         # the claim's snapshot (cur) and the newest row version (r, under its lock) alike
         cur_abandoned, r_abandoned = _abandoned("cur"), _abandoned("r")
+        # claim (key, key, lease µs, payload, token, keep µs, report, report). A free key (or one
+        # whose holder abandoned it, unless `report` asks to be told instead) is taken by the
+        # INSERT, which returns only the fence and the abandoned holder's fence: the caller
+        # knows the rest (the lease it asked for, its own payload). A live record is not written
+        # at all and comes back from the snapshot read with what the caller needs to answer
+        # done, busy or abandoned. Rows: (fence, NULL, …, taken_from) when taken; (fence,
+        # state, remaining µs, live, payload, result, keep µs, abandoned, NULL) otherwise; none
+        # when the row changed between the snapshot and the insert (run the statement again).
         self.claim = f"""
-WITH cur AS (
-    SELECT state, fence, expires_at, payload, result, owner, keep_us FROM {rec} WHERE key = %(key)s
+WITH {cfg + ", " if sync else ""}cur AS (
+    SELECT state, fence, expires_at, payload, result, keep_us FROM {rec} WHERE key = %s
 ), ins AS (
     INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner, keep_us, taken_from)
-    SELECT %(key)s, 'pending', {_NOW_US}, {_NOW} + %(lease)s::bigint * interval '1 microsecond',
-           %(payload)s::text, NULL, %(token)s::text, %(keep)s::bigint, NULL
+    SELECT %s, 'pending', {_NOW_US}, {lease_end}, %s::text, NULL, %s::text, %s::bigint, NULL{" FROM cfg" if sync else ""}
     WHERE NOT EXISTS (
-        SELECT 1 FROM cur WHERE cur.expires_at > {_NOW} OR (%(report)s::boolean AND {cur_abandoned}))
+        SELECT 1 FROM cur WHERE cur.expires_at > {_NOW} OR (%s::boolean AND {cur_abandoned}))
     ON CONFLICT (key) DO UPDATE SET
         state = 'pending', fence = greatest(r.fence + 1, excluded.fence), expires_at = excluded.expires_at,
         payload = excluded.payload, result = NULL, owner = excluded.owner, keep_us = excluded.keep_us,
         taken_from = CASE WHEN {r_abandoned} THEN r.fence END
-    WHERE r.expires_at <= {_NOW} AND NOT (%(report)s::boolean AND {r_abandoned})
-    RETURNING r.state, r.fence, r.expires_at, r.payload, r.result, r.owner, r.keep_us, r.taken_from
+    WHERE r.expires_at <= {_NOW} AND NOT (%s::boolean AND {r_abandoned})
+    RETURNING r.fence, r.taken_from
 )
-SELECT {cols.format(rem=_remaining("expires_at"), live="true", abandoned="false", taken="taken_from")} FROM ins
+SELECT fence, NULL::text, NULL::bigint, NULL::boolean, NULL::text, NULL::text, NULL::bigint, NULL::boolean, taken_from
+FROM ins
 UNION ALL
-SELECT {
-            cols.format(
-                rem=_remaining("expires_at"), live=f"expires_at > {_NOW}", abandoned=cur_abandoned, taken="NULL::bigint"
-            )
-        } FROM cur
+SELECT fence, state, {_remaining("expires_at")}, expires_at > {_NOW}, payload, result, keep_us, {cur_abandoned},
+       NULL::bigint
+FROM cur
 WHERE NOT EXISTS (SELECT 1 FROM ins)
 """
-        # complete / renew land when the record is free, or pending under the caller's fence
+        # complete (key, fence, ttl µs, result) / renew (key, fence, lease µs) land when the
+        # record is free, or pending under the caller's fence; the row count says whether they did
         ok = f"r.expires_at <= {_NOW} OR (r.state = 'pending' AND r.fence = excluded.fence)"
-        self.complete = f"""
+        self.complete = f"""{with_cfg}
 INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
-VALUES (%(key)s, 'done', %(fence)s::bigint, {_NOW} + %(ttl)s::bigint * interval '1 microsecond', NULL,
-        %(result)s::text, NULL)
+{row("%s", "'done'", "%s::bigint", lease_end, "NULL", "%s::text", "NULL")}
 ON CONFLICT (key) DO UPDATE SET
     state = 'done', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
     fence = excluded.fence, expires_at = excluded.expires_at, result = excluded.result, owner = NULL
 WHERE {ok}
-RETURNING r.fence
 """
-        self.renew = f"""
+        self.renew = f"""{with_cfg}
 INSERT INTO {rec} AS r (key, state, fence, expires_at, payload, result, owner)
-VALUES (%(key)s, 'pending', %(fence)s::bigint, {_NOW} + %(lease)s::bigint * interval '1 microsecond', NULL,
-        NULL, NULL)
+{row("%s", "'pending'", "%s::bigint", lease_end, "NULL", "NULL", "NULL")}
 ON CONFLICT (key) DO UPDATE SET
     state = 'pending', payload = CASE WHEN r.fence = excluded.fence THEN r.payload END,
     owner = CASE WHEN r.fence = excluded.fence THEN r.owner END,
     keep_us = CASE WHEN r.state = 'pending' AND r.fence = excluded.fence THEN r.keep_us ELSE 0 END,
     fence = excluded.fence, expires_at = excluded.expires_at, result = NULL
 WHERE {ok}
-RETURNING r.fence
 """
-        # a released record keeps its fence (the floor for the next claim) and ends long ago
-        self.release = f"""
-UPDATE {rec} SET state = 'released', expires_at = {_RELEASED}, owner = NULL
-WHERE key = %(key)s AND state = 'pending' AND fence = %(fence)s::bigint
-RETURNING fence
+        # release (key, fence): a released record keeps its fence (the floor for the next
+        # claim) and ends long ago
+        self.release = f"""{with_cfg}
+UPDATE {rec} SET state = 'released', expires_at = {_RELEASED}, owner = NULL{" FROM cfg" if sync else ""}
+WHERE key = %s AND state = 'pending' AND fence = %s::bigint
 """
+        # get (key)
         self.get = f"""
 SELECT state, fence, {_remaining("expires_at")}, expires_at > {_NOW}, payload, result
-FROM {rec} WHERE key = %(key)s
+FROM {rec} WHERE key = %s
 """
-        self.incr = f"""
+        # incr (key, amount, ttl µs or NULL)
+        self.incr = f"""{with_cfg}
 INSERT INTO {ctr} AS c (key, value, expires_at)
-VALUES (%(key)s, %(amount)s::bigint, {_NOW} + %(ttl)s::bigint * interval '1 microsecond')
+{row("%s", "%s::bigint", f"{_NOW} + %s::bigint * interval '1 microsecond'")}
 ON CONFLICT (key) DO UPDATE SET
     value = CASE WHEN c.expires_at <= {_NOW} THEN excluded.value ELSE c.value + excluded.value END,
     expires_at = CASE WHEN c.expires_at <= {_NOW} THEN excluded.expires_at ELSE c.expires_at END
 RETURNING value
 """
-        # expired rows, a batch at a time; the outer condition is checked again on the newest
-        # row version, so a row taken over meanwhile is never deleted. A pending row is kept
-        # for its keep_us after its lease (an abandoned claim the next claimant must see)
+        # expired rows, a batch at a time (limit); the outer condition is checked again on the
+        # newest row version, so a row taken over meanwhile is never deleted. A pending row is
+        # kept for its keep_us after its lease (an abandoned claim the next claimant must see)
         gone = f"expires_at <= {_NOW} AND (state <> 'pending' OR {_kept_end('')} <= {_NOW})"
         self.sweep_records = _sweep(rec, gone)
         self.sweep_counters = _sweep(ctr, f"expires_at <= {_NOW}")
 
 
-Op = Generator[tuple[str, Any], list, Any]
+# an operation yields (sql, params, rows): rows=True receives the rows, False the row count
+Op = Generator[tuple[str, Any, bool], Any, Any]
 
 _MAX_RETRIES = 100  # a statement that keeps meeting concurrent commits (never seen in practice)
 
@@ -279,7 +327,10 @@ class PostgresBackend(Backend):
     ``connect_timeout`` and ``statement_timeout`` (seconds) apply to the connections the
     backend opens from a DSN; ``max_idle`` is how many of those it keeps open between calls.
     ``sweep_every`` is the number of claims between two deletions of a batch of expired rows
-    (0: never; run :meth:`cleanup` yourself).
+    (0: never; run :meth:`cleanup` yourself). ``synchronous_commit`` (``None``: the server's
+    setting, durable by default) sets PostgreSQL's ``synchronous_commit`` for the backend's
+    own writes, on every kind of connection: ``"off"`` answers before the WAL flush, so a
+    crash of the *server* can forget the last claims and completions (docs/runtime.md).
     """
 
     def __init__(
@@ -293,15 +344,22 @@ class PostgresBackend(Backend):
         statement_timeout: float | None = 10.0,
         max_idle: int = 32,
         sweep_every: int = 10_000,
+        synchronous_commit: str | None = None,
     ) -> None:
+        if synchronous_commit is not None and synchronous_commit not in SYNCHRONOUS_COMMIT:
+            raise ValueError(
+                f"synchronous_commit must be None (the server's setting) or one of "
+                f"{', '.join(SYNCHRONOUS_COMMIT)}, not {synchronous_commit!r}"
+            )
         try:
             import psycopg
         except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
             raise ImportError("PostgresBackend needs psycopg 3: pip install 'dupguard[postgres]'") from exc
         self._psycopg = psycopg
         self._names = _Names(table, schema)
-        self._q = _Queries(self._names)
+        self._q = _Queries(self._names, synchronous_commit)
         self.table, self.schema, self.create = table, schema, create
+        self.synchronous_commit = synchronous_commit
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
         self.max_idle = max_idle
@@ -310,6 +368,11 @@ class PostgresBackend(Backend):
         self._ready_lock = threading.Lock()
         self._closed = False
         self._claims = 0
+        # the owner column's claim tokens: a random prefix per process and backend, then a count
+        # (os.urandom per claim would be a system call per claim; the token is for people
+        # reading the table, nothing compares it)
+        self._tokens = itertools.count()
+        self._token_prefix, self._token_forks = "", -1
         # the connection source: exactly one of these is set
         self._conninfo: str | None = None
         self._factory: Any = None
@@ -319,8 +382,9 @@ class PostgresBackend(Backend):
         self._idle: list = []
         self._idle_lock = threading.Lock()
         self._conn_lock = threading.Lock()
+        self._conn_cur: Any = None  # the cursor on a shared psycopg.Connection
         self._alock: asyncio.Lock | None = None  # created on the async connection's loop
-        self._pid = os.getpid()
+        self._forks = _forks
         psycopg_pool: Any
         try:
             import psycopg_pool
@@ -386,43 +450,58 @@ class PostgresBackend(Backend):
             return False
 
     def _take(self) -> Any:
+        """A cursor on a connection for one call: the connection is ``cursor.connection``.
+
+        The connections the backend opens keep one cursor each for their whole life (a call
+        creates no cursor); a borrowed pool connection gets a new one per call."""
         if self._closed:
             raise StoreError("PostgresBackend is closed")
         if self._conn is not None:
             self._conn_lock.acquire()
-            return self._conn
+            try:
+                if self._conn_cur is None:
+                    self._conn_cur = self._conn.cursor()
+            except BaseException:
+                self._conn_lock.release()
+                raise
+            return self._conn_cur
         if self._pool is not None:
-            return self._pool.getconn()
+            conn = self._pool.getconn()
+            try:
+                return conn.cursor()
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
         if self._async is not None:
             raise TypeError(
                 "this PostgresBackend wraps an async connection or pool: use the async methods "
                 "(aclaim, acomplete, …) or give it a DSN, a connection or a pool"
             )
-        pid = os.getpid()
         with self._idle_lock:
-            if pid != self._pid:  # a forked child: the parent's sockets are not ours to use
-                self._idle, self._pid = [], pid  # (psycopg does not close them on collection)
+            if self._forks != _forks:  # a forked child: the parent's sockets are not ours to use
+                self._idle, self._forks = [], _forks  # (psycopg does not close them on collection)
             while self._idle:
-                conn = self._idle.pop()
-                if not self._hung_up(conn):
-                    return conn
-                conn.close()
-        return self._open()
+                cur = self._idle.pop()
+                if not self._hung_up(cur.connection):
+                    return cur
+                cur.connection.close()
+        return self._open().cursor()
 
-    def _give(self, conn: Any) -> None:
+    def _give(self, cur: Any) -> None:
         if self._conn is not None:
             self._conn_lock.release()
             return
+        conn = cur.connection
         if self._pool is not None:
             self._pool.putconn(conn)  # the pool discards broken connections itself
             return
-        if conn.closed or conn.broken or self._closed or os.getpid() != self._pid:
-            if not conn.closed and os.getpid() == self._pid:
+        if conn.closed or conn.broken or self._closed or self._forks != _forks:
+            if not conn.closed and self._forks == _forks:
                 conn.close()
             return
         with self._idle_lock:
             if len(self._idle) < self.max_idle:
-                self._idle.append(conn)
+                self._idle.append(cur)
                 return
         conn.close()
 
@@ -430,18 +509,19 @@ class PostgresBackend(Backend):
         self._closed = True
         with self._idle_lock:
             idle, self._idle = self._idle, []
-        if os.getpid() == self._pid:
-            for conn in idle:
-                conn.close()
+        if self._forks == _forks:
+            for cur in idle:
+                cur.connection.close()
 
     # ------------------------------------------------------------------ execution
-    def _fail(self, what: str, exc: BaseException) -> StoreError:
+    def _fail(self, what: str, exc: BaseException, key: str | None) -> StoreError:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        return StoreError(f"postgres {what} failed: {detail}")
+        return StoreError(f"postgres {what}{'' if key is None else f' of {key!r}'} failed: {detail}")
 
-    def _statement(self, conn: Any, sql: str, params: Any) -> list:
+    def _statement(self, cur: Any, sql: str, params: Any, rows: bool) -> Any:
+        conn = cur.connection
         if conn.autocommit:
-            cur = conn.execute(sql, params)
+            cur.execute(sql, params)
         else:
             if conn.info.transaction_status != self._psycopg.pq.TransactionStatus.IDLE:
                 raise StoreError(
@@ -449,32 +529,31 @@ class PostgresBackend(Backend):
                     "commit on their own (use an autocommit connection or a pool)"
                 )
             with conn.transaction():
-                cur = conn.execute(sql, params)
-        # every statement but the DDL returns rows (cur.description would build column objects)
-        return [] if sql is self._q.create else cur.fetchall()
+                cur.execute(sql, params)
+        return cur.fetchall() if rows else cur.rowcount
 
-    def _run(self, what: str, op: Op, *, ensure: bool = True) -> Any:
-        conn = None
+    def _run(self, what: str, op: Op, *, key: str | None = None, ensure: bool = True) -> Any:
+        cur = None
         try:
-            conn = self._take()
+            cur = self._take()
             if ensure and not self._ready:
-                self._drive(conn, self._ensure())
-            return self._drive(conn, op)
+                self._drive(cur, self._ensure())
+            return self._drive(cur, op)
         except self._psycopg.Error as exc:
-            raise self._fail(what, exc) from exc
+            raise self._fail(what, exc, key) from exc
         finally:
-            if conn is not None:
-                self._give(conn)
+            if cur is not None:
+                self._give(cur)
 
-    def _drive(self, conn: Any, op: Op) -> Any:
+    def _drive(self, cur: Any, op: Op) -> Any:
         try:
             step = next(op)
             while True:
-                step = op.send(self._statement(conn, *step))
+                step = op.send(self._statement(cur, *step))
         except StopIteration as done:
             return done.value
 
-    async def _arun(self, what: str, op: Op) -> Any:
+    async def _arun(self, what: str, op: Op, *, key: str | None = None) -> Any:
         psycopg = self._psycopg
         if self._closed:
             raise StoreError("PostgresBackend is closed")
@@ -484,7 +563,7 @@ class PostgresBackend(Backend):
                 conn = await self._async.getconn()
                 return await self._aops(conn, op)
             except psycopg.Error as exc:
-                raise self._fail(what, exc) from exc
+                raise self._fail(what, exc, key) from exc
             finally:
                 if conn is not None:
                     await self._async.putconn(conn)
@@ -496,64 +575,62 @@ class PostgresBackend(Backend):
             try:
                 return await self._aops(self._async, op)
             except psycopg.Error as exc:
-                raise self._fail(what, exc) from exc
+                raise self._fail(what, exc, key) from exc
 
     async def _aops(self, conn: Any, op: Op) -> Any:
+        cur = conn.cursor()
         if not self._ready:
-            await self._adrive(conn, self._ensure())
-        return await self._adrive(conn, op)
+            await self._adrive(cur, self._ensure())
+        return await self._adrive(cur, op)
 
-    async def _adrive(self, conn: Any, op: Op) -> Any:
+    async def _adrive(self, cur: Any, op: Op) -> Any:
         psycopg = self._psycopg
+        conn = cur.connection
         try:
-            sql, params = next(op)
+            sql, params, rows = next(op)
             while True:
                 if conn.autocommit:
-                    cur = await conn.execute(sql, params)
+                    await cur.execute(sql, params)
                 else:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                         raise StoreError("PostgresBackend was given a connection inside a transaction")
                     async with conn.transaction():
-                        cur = await conn.execute(sql, params)
-                rows = [] if sql is self._q.create else await cur.fetchall()
-                sql, params = op.send(rows)
+                        await cur.execute(sql, params)
+                sql, params, rows = op.send(await cur.fetchall() if rows else cur.rowcount)
         except StopIteration as done:
             return done.value
 
     # ------------------------------------------------------------------ operations
-    # Each operation is a generator: it yields (sql, params) and receives the rows, so the
-    # sync and the async drivers run the very same logic.
+    # Each operation is a generator: it yields (sql, params, rows) and receives the rows (or,
+    # for rows=False, the row count), so the sync and the async drivers run the very same logic.
     def _ensure(self) -> Op:
-        (ok,) = (yield self._q.exists, self._q.exists_params)[0]
+        (ok,) = (yield self._q.exists, self._q.exists_params, True)[0]
         if not ok:
             if not self.create:
                 raise StoreError(
                     f"table {self._names.records} or {self._names.counters} does not exist: create them with "
                     "`python -m dupguard.runtime init-postgres DSN` (or let PostgresBackend(create=True) do it)"
                 )
-            yield self._q.create, None
+            yield self._q.create, None, False
         self._ready = True
 
     def _create_op(self) -> Op:
-        yield self._q.create, None
+        yield self._q.create, None, False
         self._ready = True
 
     def _claim_op(self, key: str, lease: float, payload: str | None, keep: float, take_abandoned: bool) -> Op:
-        token = secrets.token_hex(8)
-        params = {
-            "key": key,
-            "lease": duration_us(lease, "lease"),
-            "payload": payload,
-            "token": token,
-            "keep": keep_us(keep),
-            "report": not take_abandoned,
-        }
+        lease_us = duration_us(lease, "lease")
+        if self._token_forks != _forks:
+            self._token_prefix, self._token_forks = secrets.token_hex(6) + ".", _forks
+        token = f"{self._token_prefix}{next(self._tokens)}"
+        report = not take_abandoned
+        params = (key, key, lease_us, payload, token, keep_us(keep), report, report)
         for _ in range(_MAX_RETRIES):
-            rows = yield self._q.claim, params
+            rows = yield self._q.claim, params, True
             if rows:
-                state, fence, remaining, live, stored_payload, result, owner, kept, abandoned, taken_from = rows[0]
-                if state == "pending" and owner == token:
-                    return Claim("acquired", fence, _seconds(remaining), stored_payload, expired_holder=taken_from)
+                fence, state, remaining, live, stored_payload, result, kept, abandoned, taken_from = rows[0]
+                if state is None:  # ours: the lease we asked for, from the server's clock, with our payload
+                    return Claim("acquired", fence, _seconds(lease_us), payload, expired_holder=taken_from)
                 if live and state == "done":
                     return Claim("done", fence, _seconds(remaining), stored_payload, decode_result(result))
                 if live:
@@ -564,23 +641,23 @@ class PostgresBackend(Backend):
         raise StoreError(f"postgres claim of {key!r} kept meeting concurrent changes")
 
     def _complete_op(self, key: str, fence: int, text: str, ttl: float) -> Op:
-        if (yield self._q.complete, {"key": key, "fence": fence, "ttl": duration_us(ttl, "ttl"), "result": text}):
+        if (yield self._q.complete, (key, fence, duration_us(ttl, "ttl"), text), False):
             return
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         if rows and rows[0][0] == "done" and rows[0][1] == fence:
             return  # already completed under this fence: a retried complete
         raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
 
     def _renew_op(self, key: str, fence: int, lease: float) -> Op:
-        if (yield self._q.renew, {"key": key, "fence": fence, "lease": duration_us(lease, "lease")}):
+        if (yield self._q.renew, (key, fence, duration_us(lease, "lease")), False):
             return lease
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         raise lease_lost(key, fence, f"{rows[0][0]} under fence {rows[0][1]}" if rows else "gone")
 
     def _release_op(self, key: str, fence: int) -> Op:
-        if (yield self._q.release, {"key": key, "fence": fence}):
+        if (yield self._q.release, (key, fence), False):
             return True
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         if rows:
             state, got, _remaining_us, live, _payload, _result = rows[0]
             if got != fence and live:
@@ -588,7 +665,7 @@ class PostgresBackend(Backend):
         return False
 
     def _get_op(self, key: str) -> Op:
-        rows = yield self._q.get, {"key": key}
+        rows = yield self._q.get, (key,), True
         if not rows or not rows[0][3]:
             return None
         state, fence, remaining, _live, payload, result = rows[0]
@@ -596,14 +673,14 @@ class PostgresBackend(Backend):
 
     def _incr_op(self, key: str, amount: int, ttl: float | None) -> Op:
         ttl_us = None if ttl is None else duration_us(ttl, "ttl")
-        ((value,),) = yield self._q.incr, {"key": key, "amount": amount, "ttl": ttl_us}
+        ((value,),) = yield self._q.incr, (key, amount, ttl_us), True
         return value
 
     def _sweep_op(self, limit: int, everything: bool) -> Op:
         total = 0
         for sql in (self._q.sweep_records, self._q.sweep_counters):
             while True:
-                ((n,),) = yield sql, {"limit": limit}
+                ((n,),) = yield sql, (limit,), True
                 total += n
                 if n < limit or not everything:
                     break
@@ -621,34 +698,34 @@ class PostgresBackend(Backend):
         check_key(key)
         payload = check_payload(payload)
         keep_us(keep)  # checked before the store is touched
-        claim = self._run(f"claim of {key!r}", self._claim_op(key, lease, payload, keep, take_abandoned))
+        claim = self._run("claim", self._claim_op(key, lease, payload, keep, take_abandoned), key=key)
         self._after_claim()
         return claim
 
     def complete(self, key: str, fence: int, result: Any = None, *, ttl: float) -> None:
         check_key(key)
         text = self._result_text(result)
-        self._run(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
+        self._run("complete", self._complete_op(key, fence, text, ttl), key=key)
         self.waiters.notify(key)
 
     def release(self, key: str, fence: int) -> bool:
         check_key(key)
-        released = self._run(f"release of {key!r}", self._release_op(key, fence))
+        released = self._run("release", self._release_op(key, fence), key=key)
         if released:
             self.waiters.notify(key)
         return released
 
     def renew(self, key: str, fence: int, *, lease: float) -> float:
         check_key(key)
-        return self._run(f"renew of {key!r}", self._renew_op(key, fence, lease))
+        return self._run("renew", self._renew_op(key, fence, lease), key=key)
 
     def get(self, key: str) -> Record | None:
         check_key(key)
-        return self._run(f"get of {key!r}", self._get_op(key))
+        return self._run("get", self._get_op(key), key=key)
 
     def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         check_key(key)
-        return self._run(f"incr of {key!r}", self._incr_op(key, amount, ttl))
+        return self._run("incr", self._incr_op(key, amount, ttl), key=key)
 
     def create_tables(self) -> None:
         """Create the tables now (``IF NOT EXISTS``), whatever ``create`` says; what
@@ -678,7 +755,7 @@ class PostgresBackend(Backend):
         check_key(key)
         payload = check_payload(payload)
         keep_us(keep)
-        claim = await self._arun(f"claim of {key!r}", self._claim_op(key, lease, payload, keep, take_abandoned))
+        claim = await self._arun("claim", self._claim_op(key, lease, payload, keep, take_abandoned), key=key)
         self._claims += 1
         if self.sweep_every and self._claims % self.sweep_every == 0:
             await self._arun("sweep", self._sweep_op(1000, everything=False))
@@ -689,14 +766,14 @@ class PostgresBackend(Backend):
             return await super().acomplete(key, fence, result, ttl=ttl)
         check_key(key)
         text = self._result_text(result)
-        await self._arun(f"complete of {key!r}", self._complete_op(key, fence, text, ttl))
+        await self._arun("complete", self._complete_op(key, fence, text, ttl), key=key)
         self.waiters.notify(key)
 
     async def arelease(self, key: str, fence: int) -> bool:
         if self._async is None:
             return await super().arelease(key, fence)
         check_key(key)
-        released = await self._arun(f"release of {key!r}", self._release_op(key, fence))
+        released = await self._arun("release", self._release_op(key, fence), key=key)
         if released:
             self.waiters.notify(key)
         return released
@@ -705,16 +782,16 @@ class PostgresBackend(Backend):
         if self._async is None:
             return await super().arenew(key, fence, lease=lease)
         check_key(key)
-        return await self._arun(f"renew of {key!r}", self._renew_op(key, fence, lease))
+        return await self._arun("renew", self._renew_op(key, fence, lease), key=key)
 
     async def aget(self, key: str) -> Record | None:
         if self._async is None:
             return await super().aget(key)
         check_key(key)
-        return await self._arun(f"get of {key!r}", self._get_op(key))
+        return await self._arun("get", self._get_op(key), key=key)
 
     async def aincr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
         if self._async is None:
             return await super().aincr(key, amount, ttl=ttl)
         check_key(key)
-        return await self._arun(f"incr of {key!r}", self._incr_op(key, amount, ttl))
+        return await self._arun("incr", self._incr_op(key, amount, ttl), key=key)
