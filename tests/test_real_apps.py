@@ -386,7 +386,7 @@ def test_the_shipped_labels_load():
     labels = ROOT / "bench" / "real-apps"
     codes = real_apps.load_codes(labels / "codes.toml")
     repos = real_apps.load_repos(sorted(labels.glob("repos-*.toml")), codes)
-    assert len(repos) >= 40 and {r.split for r in repos} == {"dev", "holdout", "holdout-2"}
+    assert len(repos) >= 40 and {r.split for r in repos} == {"dev", "holdout", "holdout-2", "holdout-3"}
     assert sum(r.split == "holdout-2" for r in repos) >= 15
     assert real_apps.load_triage(labels / "triage.toml")
 
