@@ -587,8 +587,8 @@ PAUSE_COLLECTOR_ABOVE = 100_000
 
 
 class CollectorPause:
-    """Pause Python's cyclic garbage collector while one large file is analysed (``len(text)``
-    above :data:`PAUSE_COLLECTOR_ABOVE`), and resume it after.
+    """Pause Python's cyclic garbage collector while one large file is analysed or fixed
+    (``len(text)`` above :data:`PAUSE_COLLECTOR_ABOVE`), and resume it after.
 
     Why: a parse allocates millions of objects on a large module and almost none of them is
     garbage (the tree is alive until the file is done); the collector, triggered by the count of
@@ -598,6 +598,7 @@ class CollectorPause:
     the file's size: the peak memory does not grow (bench/sizes.py prints it)."""
 
     __slots__ = ("_paused",)
+    active = 0  # pauses in force (nested pauses are allowed: the outermost resumes)
 
     def __init__(self, size: int) -> None:
         import gc
@@ -609,12 +610,24 @@ class CollectorPause:
             import gc
 
             gc.disable()
+            CollectorPause.active += 1
 
     def __exit__(self, *exc: object) -> None:
         if self._paused:
             import gc
 
+            CollectorPause.active -= 1
             gc.enable()
+
+    @staticmethod
+    def collect() -> None:
+        """Free the cycles left so far while the collector is paused (``fix`` calls it before each
+        pass after the second: a file fixed in ten passes then holds the garbage of two passes
+        at most, not of ten)."""
+        if CollectorPause.active:
+            import gc
+
+            gc.collect()
 
 
 LINT = Task("linting", lint_job)
