@@ -239,37 +239,37 @@ def test_cost_per_line_does_not_grow_with_the_module() -> None:
     assert large <= 2 * small, (small, large)
 
 
-class _CountedList(list):  # type: ignore[type-arg]
+class _CountedList(list):
     """A record list of the model that counts how often it is scanned from end to end."""
 
     scans: dict[str, int]
     name = ""
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         self.scans[self.name] = self.scans.get(self.name, 0) + 1
         return super().__iter__()
 
 
-class _CountedDict(dict):  # type: ignore[type-arg]
+class _CountedDict(dict):
     scans: dict[str, int]
     name = ""
 
     def _count(self) -> None:
         self.scans[self.name] = self.scans.get(self.name, 0) + 1
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         self._count()
         return super().__iter__()
 
-    def keys(self):  # type: ignore[no-untyped-def]
+    def keys(self):
         self._count()
         return super().keys()
 
-    def values(self):  # type: ignore[no-untyped-def]
+    def values(self):
         self._count()
         return super().values()
 
-    def items(self):  # type: ignore[no-untyped-def]
+    def items(self):
         self._count()
         return super().items()
 
