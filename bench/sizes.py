@@ -17,6 +17,13 @@ CPU time per line of each phase:
 The time per line of model + rules must stay within 1.5x across sizes (the columns "per line
 vs first" compare each size with the smallest; the last one names the rule that costs most).
 
+Names repeat from block to block the way they do in real code (every handler has its
+``agent``, ``result`` and ``messages``), so a lookup that scans every binding of a name shows
+up here. Each size below 50,000 lines runs ``--reps`` times and the fastest run counts. The
+time spent in Python's garbage collector is counted apart (``gc s``, and the "without gc"
+columns): on a large module one full collection walks the whole tree and lands in whichever
+phase happens to be running; ``--breakdown`` prints each rule's share, collector included.
+
 A second table holds each module to the floor of bench/run.py's agent-code target: what libcst
 alone takes to parse the module and walk it once with an empty ``CSTVisitor``
 (``bench/loops.py cst-visit``), measured in the same run. dupguard's side is its whole cost for
@@ -28,14 +35,9 @@ on a directory holding only that module (``--max-file-size 0``: the 100k-line mo
 than the 2 MB default, which would skip it), against ``bench/loops.py cst-visit`` on the same
 file, each process's CPU time minus its own start-up (the same two commands on the header-only
 module, ``generate(0)``). Each must stay within 1.3x of its floor on the largest module, and each
-size's cost per line within 1.5x of the median over the sizes; the peak RSS of both processes is
-printed too.
-Names repeat from block to block the way they do in real code (every handler has its
-``agent``, ``result`` and ``messages``), so a lookup that scans every binding of a name shows
-up here. Each size below 50,000 lines runs ``--reps`` times and the fastest run counts. The
-time spent in Python's garbage collector is counted apart (``gc s``, and the "without gc"
-columns): on a large module one full collection walks the whole tree and lands in whichever
-phase happens to be running; ``--breakdown`` prints each rule's share, collector included.
+size's cost per line within 1.5x of the median over the sizes ("floor vs median": libcst's own
+cost per line grows with the size too); the peak RSS of both processes is printed too. In this
+process both sides end with a full collection, so that both pay for freeing what they built.
 
 The tree case asks the same of a project (a whole public repository once took 29 minutes; a pass
 over the whole project must not make a tree cost more per file as it grows): a generated tree of
@@ -689,9 +691,11 @@ def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
     The process's fixed cost (the interpreter, the imports, the catalog: about half a second once a
     file needs the analysis, a twentieth without) is measured on the first ``START_FILES`` files of
     the tree and subtracted: "net" is ``(CPU(n) - CPU(start)) / (n - START_FILES)``, the cost of one
-    more file. Sizes below 5,000 files and the start-up run ``max(reps, 5)`` times and the fastest
-    counts: at 100 files the net time is a tenth of a second, as large as the noise of a loaded
-    machine."""
+    more file. Sizes below 5,000 files run ``max(reps, 5)`` times, each run right after a run of the
+    start-up, and the median of the differences counts: at 100 files the net time is a tenth of a
+    second, as large as the noise of a loaded machine, and a start-up measured in a quiet moment
+    subtracted from a size measured in a busy one made the smallest size's figure a matter of
+    luck. Larger sizes run once, less the fastest start-up."""
     small_reps = max(reps, 5)
     with tempfile.TemporaryDirectory(prefix="dupguard-tree-") as tmp:
         base = Path(write) if write else Path(tmp)
@@ -700,7 +704,8 @@ def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
         start = min(lint_tree(start_tree)[0] for _ in range(small_reps))
         print(
             f"start-up ({START_FILES} files, one of each kind): {start:.3f} s CPU, subtracted for 'net';"
-            f" dupguard check --jobs 1 --no-cache, best of {small_reps} below 5,000 files"
+            f" dupguard check --jobs 1 --no-cache; below 5,000 files, the median of {small_reps} differences"
+            " from a start-up run just before"
         )
         print(
             f"{'files':>8} {'lines':>9} {'findings':>8} {'CPU s':>8} {'wall s':>8} {'ms/file':>8}"
@@ -710,9 +715,14 @@ def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
         for size in sizes:
             root = base / f"tree_{size}"
             lines = write_tree(root, size)
-            runs = [lint_tree(root) for _ in range(small_reps if size < 5_000 else 1)]
-            cpu, wall, findings = min(runs)
-            nets.append(max(cpu - start, 0.0) / max(size - START_FILES, 1))
+            if size < 5_000:
+                pairs = [(lint_tree(start_tree)[0], lint_tree(root)) for _ in range(small_reps)]
+                cpu, wall, findings = min(run for _, run in pairs)
+                net = _median([run[0] - before for before, run in pairs])
+            else:
+                cpu, wall, findings = lint_tree(root)
+                net = cpu - start
+            nets.append(max(net, 0.0) / max(size - START_FILES, 1))
             print(
                 f"{size:>8} {lines:>9} {findings:>8} {cpu:>8.2f} {wall:>8.2f} {1e3 * cpu / size:>8.2f}"
                 f" {1e3 * nets[-1]:>11.3f} {nets[-1] / nets[0]:>21.2f}",
