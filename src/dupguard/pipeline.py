@@ -592,7 +592,7 @@ class CollectorPause:
 
     Why: a parse allocates millions of objects on a large module and almost none of them is
     garbage (the tree is alive until the file is done); the collector, triggered by the count of
-    allocations, walks all of them again and again, which cost a quarter of the parse on a
+    allocations, walks all of them again and again, which cost a third of the parse on a
     100,000-line module (bench/sizes.py; bench/RESULTS.md). What the analysis leaves in cycles
     (the model's records point at each other) is collected after the file, once, and bounded by
     the file's size: the peak memory does not grow (bench/sizes.py prints it)."""
