@@ -16,12 +16,28 @@ CPU time per line of each phase:
 
 The time per line of model + rules must stay within 1.5x across sizes (the columns "per line
 vs first" compare each size with the smallest; the last one names the rule that costs most).
+
 Names repeat from block to block the way they do in real code (every handler has its
 ``agent``, ``result`` and ``messages``), so a lookup that scans every binding of a name shows
 up here. Each size below 50,000 lines runs ``--reps`` times and the fastest run counts. The
 time spent in Python's garbage collector is counted apart (``gc s``, and the "without gc"
 columns): on a large module one full collection walks the whole tree and lands in whichever
 phase happens to be running; ``--breakdown`` prints each rule's share, collector included.
+
+A second table holds each module to the floor of bench/run.py's agent-code target: what libcst
+alone takes to parse the module and walk it once with an empty ``CSTVisitor``
+(``bench/loops.py cst-visit``), measured in the same run. dupguard's side is its whole cost for
+the file, two ways: in this process, ``gate`` and ``lint_job`` of ``dupguard.pipeline`` (the
+prefilter, the nesting check, the parse, the model, the rules, the positions, the noqa pass:
+what ``check`` runs on one relevant file), against ``parse_module`` + the empty walk here; and
+as the user runs it, ``python -m dupguard check --no-cache --isolated --jobs 1 --max-file-size 0``
+on a directory holding only that module (``--max-file-size 0``: the 100k-line module is larger
+than the 2 MB default, which would skip it), against ``bench/loops.py cst-visit`` on the same
+file, each process's CPU time minus its own start-up (the same two commands on the header-only
+module, ``generate(0)``). Each must stay within 1.3x of its floor on the largest module, and each
+size's cost per line within 1.5x of the median over the sizes ("floor vs median": libcst's own
+cost per line grows with the size too); the peak RSS of both processes is printed too. In this
+process both sides end with a full collection, so that both pay for freeing what they built.
 
 The tree case asks the same of a project (a whole public repository once took 29 minutes; a pass
 over the whole project must not make a tree cost more per file as it grows): a generated tree of
@@ -35,7 +51,8 @@ must stay within 1.5x across sizes (the column "net per file vs first", and the 
 over smallest). The tree lives in a temporary directory.
 
 Usage: ``python bench/sizes.py [--lines 1000,10000,100000] [--files 100,1000,10000] [--reps N]
-[--breakdown] [--write DIR]`` (an empty ``--lines ''`` or ``--files ''`` skips that case;
+[--breakdown] [--no-floor] [--write DIR]`` (an empty ``--lines ''`` or ``--files ''`` skips that case;
+``--no-floor`` skips the floor table;
 ``--write`` keeps the generated modules and trees, e.g. to profile one with ``bench/phases.py``).
 """
 
@@ -319,12 +336,162 @@ def measure(text: str) -> dict[str, float]:
     # the line numbers of findings: one codegen pass over the module, made by whichever rule
     # reports first; timed on its own so that the rule is not blamed for it
     timed("positions", lambda: ctx.line(module.body[0]))
+
+    def count(code: str) -> Callable[[], int]:
+        return lambda: sum(1 for _ in rules[code](model, ctx))
+
     for code in sorted(settings.enabled_codes()):
-        out["findings"] += timed(code, lambda code=code: sum(1 for _ in rules[code](model, ctx)), collect=False)
+        out["findings"] += timed(code, count(code), collect=False)
     steps = ["positions", *sorted(settings.enabled_codes())]
     out["rules"] = sum(out[k] for k in steps)
     out["gc rules"] = sum(out[f"gc {k}"] for k in steps)
     return out
+
+
+def measure_whole(text: str) -> dict[str, float]:
+    """CPU seconds of dupguard's whole work on one file in this process (``whole``: ``gate`` and
+    ``lint_job``, what ``check`` runs on a relevant file after reading it) and of the floor
+    (``floor``: ``libcst.parse_module`` and a walk with an empty ``CSTVisitor``, as
+    ``bench/loops.py cst-visit`` does), the collector on as a user's process has it. Each starts
+    after a full collection and ends with one, so that both pay for freeing what they built
+    (dupguard's model holds cycles: its tree goes with the next collection, not at once)."""
+    import libcst as cst
+
+    from dupguard.config import Settings
+    from dupguard.pipeline import extra_modules, gate, lint_job
+
+    settings = Settings()
+    codes = settings.enabled_codes()
+    out = {}
+    gc.collect()
+    cpu = time.process_time()
+    module = cst.parse_module(text)
+    module.visit(cst.CSTVisitor())
+    del module
+    gc.collect()
+    out["floor"] = time.process_time() - cpu
+    cpu = time.process_time()
+    job = ("app.py", text, "utf-8", codes, None)
+    findings = len(lint_job(job, settings)) if gate(text, codes, extra_modules(settings)) else 0
+    gc.collect()
+    out["whole"] = time.process_time() - cpu
+    out["findings"] = findings
+    return out
+
+
+# Started between this script and the measured process: Linux gives a child the peak RSS of the
+# process it was forked from as its own starting peak, so a process forked from this one (which
+# holds a large module) would report this one's peak; this small one forks the measured process.
+_LAUNCHER = """
+import json, os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+print(json.dumps({"status": os.waitstatus_to_exitcode(status), "cpu": cpu, "rss": rss}))
+"""
+
+
+def _process(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, peak RSS in MB) of one process, from ``wait4``: its own, not its siblings'."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *cmd],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, NO_COLOR="1"),
+    )
+    if proc.returncode != 0 or json.loads(proc.stdout)["status"] != 0:
+        raise RuntimeError(f"{cmd} failed: {(proc.stderr or proc.stdout)[-800:]}")
+    usage = json.loads(proc.stdout)
+    return usage["cpu"], usage["rss"]
+
+
+def command_and_floor(directory: Path) -> dict[str, float]:
+    """CPU seconds and peak RSS (MB) of the real command on the one module in ``directory``, and of
+    ``bench/loops.py cst-visit`` on the same file."""
+    (path,) = directory.glob("*.py")
+    listing = directory.parent / f"{directory.name}.list"
+    listing.write_text(f"{path}\n", encoding="utf-8")
+    check = [sys.executable, "-m", "dupguard", "check", "--no-cache", "--isolated", "--jobs", "1"]
+    check += ["--max-file-size", "0", "--exit-zero", "."]
+    loops = [sys.executable, str(Path(__file__).with_name("loops.py")), "cst-visit", str(listing)]
+    command, command_rss = _process(check, directory)
+    floor, floor_rss = _process(loops, directory)
+    return {"command": command, "command rss": command_rss, "floor": floor, "floor rss": floor_rss}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def floor_sizes(sizes: list[int], reps: int, write: str | None) -> None:
+    """The floor table (module docstring): dupguard's whole cost on each module against libcst's
+    parse and empty walk, in this process and as two processes, and each cost per line against
+    the median over the sizes."""
+    measure_whole(generate(300))  # warm up
+    with tempfile.TemporaryDirectory(prefix="dupguard-sizes-") as tmp:
+        base = Path(write) if write else Path(tmp)
+        start_dir = base / "module_start"
+        start_dir.mkdir(parents=True, exist_ok=True)
+        (start_dir / "app.py").write_text(generate(0), encoding="utf-8")
+        small_reps = max(reps, 5)
+        start_runs = [command_and_floor(start_dir) for _ in range(small_reps)]
+        start = {key: min(run[key] for run in start_runs) for key in ("command", "floor")}
+        print(
+            f"start-up (the header-only module, best of {small_reps}): dupguard check {start['command']:.3f} s CPU,"
+            f" loops.py cst-visit {start['floor']:.3f} s CPU, subtracted below ('net')"
+        )
+        print(
+            f"{'lines':>8} {'findings':>8} {'floor s':>8} {'dupguard s':>10} {'ratio':>6} {'µs/line':>8}"
+            f" {'vs median':>9} {'floor vs median':>15} | {'floor net s':>11} {'check net s':>11} {'ratio':>6} {'µs/line':>8} {'vs median':>9}"
+            f" {'check MB':>8} {'floor MB':>8}"
+        )
+        rows = []
+        for size in sizes:
+            text = generate(size)
+            n = text.count("\n")
+            directory = base / f"module_{size}"
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / "app.py").write_text(text, encoding="utf-8")
+            runs = reps if size < 50_000 else 1
+            inner = min((measure_whole(text) for _ in range(runs)), key=lambda r: r["whole"])
+            outer_runs = [command_and_floor(directory) for _ in range(runs)]
+            outer = {key: min(run[key] for run in outer_runs) for key in outer_runs[0]}
+            outer["command net"] = max(outer["command"] - start["command"], 1e-9)
+            outer["floor net"] = max(outer["floor"] - start["floor"], 1e-9)
+            rows.append((n, inner, outer))
+        inner_median = _median([inner["whole"] / n for n, inner, _ in rows])
+        floor_median = _median([inner["floor"] / n for n, inner, _ in rows])
+        outer_median = _median([outer["command net"] / n for n, _, outer in rows])
+        worst_inner = worst_outer = 0.0
+        for n, inner, outer in rows:
+            in_line, out_line = inner["whole"] / n, outer["command net"] / n
+            worst_inner, worst_outer = (
+                max(worst_inner, in_line / inner_median),
+                max(worst_outer, out_line / outer_median),
+            )
+            print(
+                f"{n:>8} {int(inner['findings']):>8} {inner['floor']:>8.2f} {inner['whole']:>10.2f}"
+                f" {inner['whole'] / inner['floor']:>6.2f} {1e6 * in_line:>8.1f} {in_line / inner_median:>9.2f}"
+                f" {inner['floor'] / n / floor_median:>15.2f} |"
+                f" {outer['floor net']:>11.2f} {outer['command net']:>11.2f}"
+                f" {outer['command net'] / outer['floor net']:>6.2f} {1e6 * out_line:>8.1f} {out_line / outer_median:>9.2f}"
+                f" {outer['command rss']:>8.0f} {outer['floor rss']:>8.0f}",
+                flush=True,
+            )
+        n, inner, outer = rows[-1]
+        in_ratio, out_ratio = inner["whole"] / inner["floor"], outer["command net"] / outer["floor net"]
+        for label, value, bound in (
+            (f"{n}-line module, dupguard / floor in this process", in_ratio, 1.3),
+            (f"{n}-line module, check / loops.py cst-visit, net CPU", out_ratio, 1.3),
+            ("largest cost per line / median, in this process", worst_inner, 1.5),
+            ("largest cost per line / median, check net CPU", worst_outer, 1.5),
+        ):
+            print(f"{label}: {value:.2f} ({'within' if value <= bound else 'NOT within'} {bound}x)")
+        floor_worst = max(inner["floor"] / n / floor_median for n, inner, _ in rows)
+        print(f"(the floor's own largest cost per line / median, in this process: {floor_worst:.2f})")
 
 
 AGENT_MODULE = '''"""Support agent {i}: built once at import, served by the routes of a sibling module."""
@@ -524,9 +691,11 @@ def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
     The process's fixed cost (the interpreter, the imports, the catalog: about half a second once a
     file needs the analysis, a twentieth without) is measured on the first ``START_FILES`` files of
     the tree and subtracted: "net" is ``(CPU(n) - CPU(start)) / (n - START_FILES)``, the cost of one
-    more file. Sizes below 5,000 files and the start-up run ``max(reps, 5)`` times and the fastest
-    counts: at 100 files the net time is a tenth of a second, as large as the noise of a loaded
-    machine."""
+    more file. Sizes below 5,000 files run ``max(reps, 5)`` times, each run right after a run of the
+    start-up, and the median of the differences counts: at 100 files the net time is a tenth of a
+    second, as large as the noise of a loaded machine, and a start-up measured in a quiet moment
+    subtracted from a size measured in a busy one made the smallest size's figure a matter of
+    luck. Larger sizes run once, less the fastest start-up."""
     small_reps = max(reps, 5)
     with tempfile.TemporaryDirectory(prefix="dupguard-tree-") as tmp:
         base = Path(write) if write else Path(tmp)
@@ -535,7 +704,8 @@ def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
         start = min(lint_tree(start_tree)[0] for _ in range(small_reps))
         print(
             f"start-up ({START_FILES} files, one of each kind): {start:.3f} s CPU, subtracted for 'net';"
-            f" dupguard check --jobs 1 --no-cache, best of {small_reps} below 5,000 files"
+            f" dupguard check --jobs 1 --no-cache; below 5,000 files, the median of {small_reps} differences"
+            " from a start-up run just before"
         )
         print(
             f"{'files':>8} {'lines':>9} {'findings':>8} {'CPU s':>8} {'wall s':>8} {'ms/file':>8}"
@@ -545,9 +715,14 @@ def tree_sizes(sizes: list[int], reps: int, write: str | None) -> None:
         for size in sizes:
             root = base / f"tree_{size}"
             lines = write_tree(root, size)
-            runs = [lint_tree(root) for _ in range(small_reps if size < 5_000 else 1)]
-            cpu, wall, findings = min(runs)
-            nets.append(max(cpu - start, 0.0) / max(size - START_FILES, 1))
+            if size < 5_000:
+                pairs = [(lint_tree(start_tree)[0], lint_tree(root)) for _ in range(small_reps)]
+                cpu, wall, findings = min(run for _, run in pairs)
+                net = _median([run[0] - before for before, run in pairs])
+            else:
+                cpu, wall, findings = lint_tree(root)
+                net = cpu - start
+            nets.append(max(net, 0.0) / max(size - START_FILES, 1))
             print(
                 f"{size:>8} {lines:>9} {findings:>8} {cpu:>8.2f} {wall:>8.2f} {1e3 * cpu / size:>8.2f}"
                 f" {1e3 * nets[-1]:>11.3f} {nets[-1] / nets[0]:>21.2f}",
@@ -566,11 +741,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", default="100,1000,10000", help="comma-separated tree sizes (files)")
     ap.add_argument("--write", metavar="DIR", help="also write the generated modules and trees to DIR")
     ap.add_argument("--breakdown", action="store_true", help="also print every rule's µs/line per size")
+    ap.add_argument("--no-floor", action="store_true", help="skip the table against libcst's parse + empty walk")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.lines.split(",") if s.strip()]
     files = [int(s) for s in args.files.split(",") if s.strip()]
     if sizes:
         module_sizes(sizes, args.reps, args.write, args.breakdown)
+        if not args.no_floor:
+            print()
+            floor_sizes(sizes, args.reps, args.write)
     if files:
         if sizes:
             print()

@@ -237,3 +237,86 @@ def test_cost_per_line_does_not_grow_with_the_module() -> None:
     sizes.measure(sizes.generate(300))  # warm up
     small, large = per_line(500, 3), per_line(5000, 1)
     assert large <= 2 * small, (small, large)
+
+
+class _CountedList(list):
+    """A record list of the model that counts how often it is scanned from end to end."""
+
+    scans: dict[str, int]
+    name = ""
+
+    def __iter__(self):
+        self.scans[self.name] = self.scans.get(self.name, 0) + 1
+        return super().__iter__()
+
+
+class _CountedDict(dict):
+    scans: dict[str, int]
+    name = ""
+
+    def _count(self) -> None:
+        self.scans[self.name] = self.scans.get(self.name, 0) + 1
+
+    def __iter__(self):
+        self._count()
+        return super().__iter__()
+
+    def keys(self):
+        self._count()
+        return super().keys()
+
+    def values(self):
+        self._count()
+        return super().values()
+
+    def items(self):
+        self._count()
+        return super().items()
+
+
+def _scans_of_the_records(text: str) -> dict[str, int]:
+    """How many times the rules (and the analyses they ask for) scan each record collection of
+    the model, running every enabled rule on ``text``: which collection, how many scans."""
+    from dupguard.config import Settings
+    from dupguard.parsing import parse_module
+    from dupguard.rules import RuleContext, load
+    from dupguard.semantic.builder import build_model
+    from dupguard.semantic.catalog_loader import catalog_for
+    from dupguard.semantic.positions import Positions
+
+    settings = Settings()
+    module = parse_module(text)
+    model = build_model(module, catalog_for(settings), settings)
+    scans: dict[str, int] = {}
+    for name, value in vars(model).items():
+        if name.startswith("_") or name == "memo" or type(value) not in (list, dict):
+            continue
+        counted = (_CountedList if type(value) is list else _CountedDict)(value)
+        counted.scans, counted.name = scans, name
+        setattr(model, name, counted)
+    ctx = RuleContext(Positions(module))
+    rules = load()
+    findings = sum(1 for code in sorted(settings.enabled_codes()) for _ in rules[code](model, ctx))
+    assert findings > 0
+    return scans
+
+
+def test_no_rule_scans_the_records_once_per_object() -> None:
+    """Not timed: the rules scan each record list of the model (calls, bindings, functions,
+    loops, imports...) as many times on a generated module of 3,000 lines as on one of 600
+    (bench/sizes.py's template: the same blocks, five times as many). A query that scans every
+    function or binding once per shared object, per key or per call (how a 100,000-line module
+    cost minutes: ``_accessors`` of semantic/shared.py, DUP102's agents per memory, DUP103's
+    bindings per key, the Gradio host per call) makes the count grow with the module."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("_dupguard_bench_sizes", ROOT / "bench" / "sizes.py")
+    assert spec is not None and spec.loader is not None
+    sizes = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = sizes
+    spec.loader.exec_module(sizes)
+
+    small, large = _scans_of_the_records(sizes.generate(600)), _scans_of_the_records(sizes.generate(3000))
+    assert {"calls", "bindings", "functions"} <= small.keys()
+    assert large == small

@@ -455,3 +455,47 @@ def test_one_summary_for_both_commands() -> None:
         "Would fix 1 finding, 0 findings would remain. 2 more fixes available with `--unsafe-fixes`"
         " (they may change behaviour; review the diff)."
     )
+
+
+def test_the_collector_is_paused_while_a_large_file_is_checked_or_fixed() -> None:
+    """On a file larger than PAUSE_COLLECTOR_ABOVE, ``check``'s and ``fix``'s work on it runs
+    with no automatic garbage collection (on a 100,000-line module the collector walked the
+    whole tree again and again: bench/sizes.py), and the collector is on again afterwards; a
+    small file is analysed with it on."""
+    import gc
+
+    from dupguard.fixer import fix_source
+    from dupguard.pipeline import PAUSE_COLLECTOR_ABOVE, lint_job
+
+    block = SHARED_AGENT.split("\n\n\n")[1].replace("chat", "chat_{i}").replace("/chat_{i}", "/chat/{i}")
+    large = SHARED_AGENT + "".join("\n\n" + block.format(i=i) for i in range(PAUSE_COLLECTOR_ABOVE // len(block) + 1))
+    assert len(large) > PAUSE_COLLECTOR_ABOVE and "chat_7" in large
+    settings = Settings()
+    codes = settings.enabled_codes()
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    def collections_during(work) -> int:  # type: ignore[no-untyped-def]
+        gc.collect()
+        collections.clear()
+        gc.callbacks.append(count)
+        try:
+            work()
+        finally:
+            gc.callbacks.remove(count)
+        return len(collections)
+
+    assert gc.isenabled()
+    assert collections_during(lambda: lint_job(("app.py", large, "utf-8", codes, None), settings)) == 0
+    assert gc.isenabled()
+    fixed = []
+    assert (
+        collections_during(lambda: fixed.append(fix_source("app.py", large, "utf-8", settings, codes, unsafe=True)))
+        == 0
+    )
+    assert gc.isenabled() and fixed[0][0].applied
+    small = [SHARED_AGENT * 40]
+    assert collections_during(lambda: lint_job(("app.py", small[0], "utf-8", codes, None), settings)) > 0

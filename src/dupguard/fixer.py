@@ -40,6 +40,7 @@ from .config import Settings, _selected
 from .diagnostics import Diagnostic, FileError
 from .pipeline import (
     Analysis,
+    CollectorPause,
     Job,
     SourceError,
     Task,
@@ -153,6 +154,8 @@ def fix_module(
     original_compiles: bool | None = None
     applied: list[Applied] = []
     for number in range(1, MAX_PASSES + 2):
+        if number > 2:  # the collector may be paused (fix_source): what passes before the last left
+            CollectorPause.collect()
         analysis = analyse(filename, module, settings, codes, text, project)
         pairs = analysis.findings if analysis is not None else []
         candidates: list[tuple[Diagnostic, FixProposal, ProposalEdits]] = []
@@ -292,7 +295,8 @@ def fix_source(
     Raises ``SourceError`` when the text does not parse. The new bytes are the fixed text in
     the file's own encoding; a fix that cannot be written in it is refused like any other.
     """
-    outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, text=text, project=project)
+    with CollectorPause(len(text)):
+        outcome = fix_module(filename, parse(text), settings, codes, unsafe=unsafe, text=text, project=project)
     if outcome.error is not None or not outcome.applied:
         return outcome, None
     try:

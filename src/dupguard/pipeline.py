@@ -597,7 +597,56 @@ def lint_job(job: Job, settings: Settings) -> list[Diagnostic]:
     """``check``'s task: the diagnostics of one relevant file, each fix marked (:func:`fix_mark`)
     unless the report carries the fixes themselves."""
     filename, text, _, codes, project = job
-    return _lint_parsed(filename, parse(text), text, settings, codes, project=project, marks=True)
+    with CollectorPause(len(text)):
+        return _lint_parsed(filename, parse(text), text, settings, codes, project=project, marks=True)
+
+
+# A file this large (about 3,000 lines) is analysed with Python's cyclic garbage collector paused.
+PAUSE_COLLECTOR_ABOVE = 100_000
+
+
+class CollectorPause:
+    """Pause Python's cyclic garbage collector while one large file is analysed or fixed
+    (``len(text)`` above :data:`PAUSE_COLLECTOR_ABOVE`), and resume it after.
+
+    Why: a parse allocates millions of objects on a large module and almost none of them is
+    garbage (the tree is alive until the file is done); the collector, triggered by the count of
+    allocations, walks all of them again and again, which cost a third of the parse on a
+    100,000-line module (bench/sizes.py; bench/RESULTS.md). What the analysis leaves in cycles
+    (the model's records point at each other) is collected after the file, once, and bounded by
+    the file's size: the peak memory does not grow (bench/sizes.py prints it)."""
+
+    __slots__ = ("_paused",)
+    active = 0  # pauses in force (nested pauses are allowed: the outermost resumes)
+
+    def __init__(self, size: int) -> None:
+        import gc
+
+        self._paused = size > PAUSE_COLLECTOR_ABOVE and gc.isenabled()
+
+    def __enter__(self) -> None:
+        if self._paused:
+            import gc
+
+            gc.disable()
+            CollectorPause.active += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self._paused:
+            import gc
+
+            CollectorPause.active -= 1
+            gc.enable()
+
+    @staticmethod
+    def collect() -> None:
+        """Free the cycles left so far while the collector is paused (``fix`` calls it before each
+        pass after the second: a file fixed in ten passes then holds the garbage of two passes
+        at most, not of ten)."""
+        if CollectorPause.active:
+            import gc
+
+            gc.collect()
 
 
 LINT = Task("linting", lint_job)

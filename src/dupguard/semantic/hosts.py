@@ -394,13 +394,20 @@ def isolated(model: Model, fn: Function | None) -> bool:
     return FORKED in contexts and ep.HANDLER not in contexts
 
 
+@analysis
+def _event_host(model: Model) -> str | None:
+    """The host whose event listeners the file may register (the first of
+    entrypoints.HOST_EVENT_REGISTRATIONS it imports): once per file, not once per call."""
+    tops = {q.split(".")[0] for q in model.imports.values()}
+    return next((h for h in ep.HOST_EVENT_REGISTRATIONS if h in tops), None)
+
+
 def host_event_registration(model: Model, call: Call) -> bool:
     """``box.submit(respond, [box, chat], [chat])``: a Gradio event listener registering a
     function (entrypoints.HOST_EVENT_REGISTRATIONS), not ``executor.submit(fn, *args)``. The
     receiver is a component the file builds from gradio (``gr.Textbox(...)``, also chained), or
     the call names the listener's ``inputs``/``outputs``."""
-    tops = {q.split(".")[0] for q in model.imports.values()}
-    host = next((h for h in ep.HOST_EVENT_REGISTRATIONS if h in tops), None)
+    host = _event_host(model)
     if host is None or call.method not in ep.HOST_EVENT_REGISTRATIONS[host] or not call.receiver:
         return False
     if call.kw("inputs") is not None or call.kw("outputs") is not None:

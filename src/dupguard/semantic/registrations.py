@@ -122,12 +122,17 @@ def _handler(call: Call) -> tuple[str, cst.CSTNode | None]:
 _MANAGER_LIST = ".callback_manager.handlers"
 
 
+@analysis
+def _imports_llama_index(model: Model) -> bool:
+    return any(q.startswith("llama_index") for q in model.imports.values())
+
+
 def settings_manager(model: Model, target: str, call: Call) -> bool:
     """``engine.callback_manager`` of a local built by a call that passes no ``callback_manager=``,
     in a file importing LlamaIndex: by default that is the process-wide ``Settings.callback_manager``,
     even though the engine itself is made per request."""
     head, _, rest = target.partition(".")
-    if rest != "callback_manager" or not any(q.startswith("llama_index") for q in model.imports.values()):
+    if rest != "callback_manager" or not _imports_llama_index(model):
         return False
     bindings = model.bindings_in(head, call.function)
     return bool(bindings) and all(

@@ -466,24 +466,31 @@ def _refers_elsewhere(model: Model, fn: Function | None, shared: Shared, text: s
 
 
 @analysis
+def _returners(model: Model) -> dict[str, list[Function]]:
+    """Name → the plain functions (not methods) whose every ``return`` gives that one name, in
+    source order: the candidates of :func:`_accessors`, indexed once per model so that a module
+    with thousands of shared objects and functions does not scan every function per object."""
+    out: dict[str, list[Function]] = {}
+    for fn in model.functions:
+        if fn.class_name is not None or not fn.returns:
+            continue
+        first = fn.returns[0]
+        if type(first) is not cst.Name:
+            continue
+        name = first.value
+        if all(type(ret) is cst.Name and ret.value == name for ret in fn.returns):
+            out.setdefault(name, []).append(fn)
+    return out
+
+
+@analysis
 def _accessors(model: Model, shared: Shared) -> tuple[str, ...]:
     """Local functions that hand out a module-level shared object as it is (``def get_agent():
     return agent``): ``get_agent()`` and ``Depends(get_agent)`` reach that one object too."""
     b = shared.binding
     if b is None or b.scope != "module" or "." in b.target:
         return ()
-    out = []
-    for fn in model.functions:
-        if (
-            fn.class_name is None
-            and fn.returns
-            and all(
-                type(ret) is cst.Name and ret.value == b.target and model.local_binding(ret.value, fn) is b
-                for ret in fn.returns
-            )
-        ):
-            out.append(fn.name)
-    return tuple(out)
+    return tuple(fn.name for fn in _returners(model).get(b.target, ()) if model.local_binding(b.target, fn) is b)
 
 
 def _depended_on(model: Model, node: cst.CSTNode) -> list[str]:

@@ -52,6 +52,7 @@ _IN_MEMORY_SAVERS = frozenset({"langgraph.checkpoint.memory.MemorySaver", "langg
 def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | None]]:
     """(constant key, the per-request call that uses it, when it is not where the key is)."""
     module_configs: dict[str, ConstantKey] = {}
+    by_statement: dict[int, list[str]] | None = None  # id of a module-level statement → its targets
     for key in [*model.constant_keys, *_resolved_keys(model)]:
         if key.in_main and not reruns_per_session(model):
             continue
@@ -70,9 +71,13 @@ def constant_session_keys(model: Model) -> Iterator[tuple[ConstantKey, Call | No
             continue
         if key.in_main:
             continue
-        for b in model.bindings:
-            if b.scope == "module" and b.statement is key.statement:
-                module_configs.setdefault(b.target, key)
+        if by_statement is None:  # one pass over the bindings, not one per key
+            by_statement = {}
+            for b in model.bindings:
+                if b.scope == "module":
+                    by_statement.setdefault(id(b.statement), []).append(b.target)
+        for target in by_statement.get(id(key.statement), ()):
+            module_configs.setdefault(target, key)
     yield from _positional_keys(model)
     yield from _default_parameters(model)
     if not module_configs:

@@ -71,13 +71,16 @@ def _shared_findings(model: Model, ctx: RuleContext, kind: Kind, advice: str) ->
     objects = list(shared_objects(model))
     uses = {id(s): uses_in_concurrent_code(model, s) for s in objects}
     reported: set[int] = set()  # one finding per place: ``self.agent`` seen from inside and outside
+    holders: dict[str, list[Shared]] | None = None
     for shared in objects:
         if shared.kind is not kind or (shared.report_node is not None and id(shared.report_node) in reported):
             continue
         via = ""
         found = uses[id(shared)]
         if not found and kind is Kind.MEMORY:
-            found, via = _indirect_uses(model, shared, objects, uses)
+            if holders is None:
+                holders = _agents_by_memory(objects, uses)
+            found, via = _indirect_uses(model, shared, holders, uses)
         if not found:
             elsewhere = _run_from_another_module(model, shared)
             if elsewhere is not None:
@@ -153,20 +156,29 @@ def _elsewhere(shared: Shared, ctx: RuleContext, found: list, via: str, where: s
     )
 
 
-def _indirect_uses(model: Model, memory: Shared, objects: list[Shared], uses: dict) -> tuple[list, str]:
+def _agents_by_memory(objects: list[Shared], uses: dict) -> dict[str, list[Shared]]:
+    """Name → the used shared agents built with that name as an argument (``ReActAgent(...,
+    memory=memory)``), in source order: one pass, so that a module with a thousand memories and
+    a thousand agents does not compare every pair."""
+    out: dict[str, list[Shared]] = {}
+    for agent in objects:
+        call = agent.binding.value_call if agent.binding is not None else None
+        if agent.kind is not Kind.AGENT or not uses[id(agent)] or call is None:
+            continue
+        for name in dict.fromkeys(arg.dotted for arg in call.args if arg.dotted):
+            out.setdefault(name, []).append(agent)
+    return out
+
+
+def _indirect_uses(model: Model, memory: Shared, holders: dict[str, list[Shared]], uses: dict) -> tuple[list, str]:
     """Uses of a memory through something else, and the words that say through what: a shared
     agent built with it runs it, and so does a runnable whose history getter returns it for
     every session (LangChain ``get_session_history``)."""
-    for agent in objects:
-        if agent.kind is Kind.AGENT and uses[id(agent)] and _holds(agent, memory):
-            return uses[id(agent)], f" through `{agent.label}`"
+    agents = holders.get(memory.label)
+    if agents:
+        return uses[id(agents[0])], f" through `{agents[0].label}`"
     found, wrapper = uses_through_history_getter(model, memory)
     return found, (f" through `{wrapper}` (its history getter returns it for every session id)" if found else "")
-
-
-def _holds(agent: Shared, memory: Shared) -> bool:
-    call = agent.binding.value_call if agent.binding is not None else None
-    return call is not None and any(arg.dotted == memory.label for arg in call.args)
 
 
 @rule("DUP101", name="shared-agent-singleton", fix="shared_agent_singleton", safety="unsafe")
