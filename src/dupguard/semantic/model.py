@@ -463,6 +463,11 @@ class Model:
         """The calls inside ``loop`` (in any function), in source order."""
         return _calls_by_loop(self).get(loop, [])
 
+    def methods_of(self, class_name: str) -> list[Function]:
+        """The functions defined in the body of classes named ``class_name`` (not nested in a method),
+        in source order."""
+        return _methods_by_class(self).get(class_name, [])
+
     def calls_within(self, call: Call) -> list[Call]:
         """The calls nested in ``call``'s arguments (at any depth), in source order."""
         return _calls_by_outer(self).get(call, [])
@@ -548,6 +553,15 @@ def _calls_by_loop(model: Model) -> dict[Loop, list[Call]]:
     for call in model.calls:
         for loop in call.loops:
             out.setdefault(loop, []).append(call)
+    return out
+
+
+@analysis
+def _methods_by_class(model: Model) -> dict[str, list[Function]]:
+    out: dict[str, list[Function]] = {}
+    for fn in model.functions:
+        if fn.class_name is not None and fn.parent is None:
+            out.setdefault(fn.class_name, []).append(fn)
     return out
 
 

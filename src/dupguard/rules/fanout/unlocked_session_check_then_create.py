@@ -117,8 +117,8 @@ def _accessors(model: Model, class_name: str) -> dict[str, tuple[frozenset[str],
     item; anything else it does (a log line) does not change what it stores."""
     getters: dict[str, set[str]] = {}
     setters: dict[str, dict[str, str]] = {}
-    for fn in model.functions:
-        if fn.class_name != class_name or fn.parent is not None or not fn.params or fn.params[0] != "self":
+    for fn in model.methods_of(class_name):
+        if not fn.params or fn.params[0] != "self":
             continue
         if len(fn.returns) == 1:
             text = dotted(fn.returns[0]) or ""
