@@ -129,7 +129,7 @@ def redis_rows(url: str, n: int, rounds: int) -> list[tuple[str, tuple[float, fl
     def by_hand(prefix: str) -> Callable[[int], None]:
         def one(i: int) -> None:
             key = store._key(f"{prefix}{i}")
-            reply = client.evalsha(_SHA["claim"], 1, key, 60_000_000, "", "t")
+            reply = client.evalsha(_SHA["claim"], 1, key, 60_000_000, "", "t", 0, 1)
             client.evalsha(_SHA["complete"], 1, key, int(reply[1]), str(i), 600_000_000)
 
         return one
@@ -217,7 +217,7 @@ def postgres_rows(dsn: str, n: int, rounds: int) -> tuple[list, str, str]:
 
         def one(i: int) -> None:
             key = f"{prefix}{i}"
-            ((fence, *_rest),) = conn.execute(q.claim, (key, key, 60_000_000, None, "t")).fetchall()
+            ((fence, *_rest),) = conn.execute(q.claim, (key, key, 60_000_000, None, "t", 0, False, False)).fetchall()
             conn.execute(q.complete, (key, fence, 600_000_000, str(i)))
 
         return one
